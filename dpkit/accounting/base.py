@@ -1,0 +1,221 @@
+"""What every accountant shares: the ledger, atomic composition, results and errors.
+
+An accountant keeps a ledger of ``(event, count)`` entries. :meth:`Accountant.compose`
+first checks the *whole* event (one traversal, :meth:`Accountant._check`) and only then
+records it, so a rejected event never leaves a partial trace (the anti-pattern STYLE.md
+describes in dp_accounting, where ``supports()`` says yes and ``compose`` fails half-way).
+Guarantees are computed from the ledger on demand, which lets accountants optimise over
+continuous parameters (e.g. the RDP order) instead of a fixed grid.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import hashlib
+import json
+import math
+from typing import Any, ClassVar, Iterator
+
+from dpkit._validation import check_integer, check_nonnegative, check_open_unit
+from dpkit.accounting.events import ComposedEvent, PrivacyEvent, SelfComposedEvent
+from dpkit.accounting.neighbouring import NeighbouringRelation
+
+
+class UnsupportedEventError(ValueError):
+    """An accountant cannot account for ``event`` (or a sub-event of it); ``reason`` says why."""
+
+    def __init__(self, event: PrivacyEvent, reason: str):
+        self.event = event
+        self.reason = reason
+        super().__init__(f"{type(event).__name__} is not supported: {reason} (event={event!r})")
+
+
+class DPKitWarning(UserWarning):
+    """Base class of dpkit's warnings."""
+
+
+class PaperRuleWarning(DPKitWarning):
+    """A rule reproduced from a paper was used although it is not a valid bound in general."""
+
+
+class ApproximationWarning(DPKitWarning):
+    """A number was computed by an approximation that is not a certified bound."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AccountingResult:
+    """A privacy guarantee and how it was obtained.
+
+    Attributes
+    ----------
+    epsilon, delta
+        The guarantee: the ledger is (epsilon, delta)-DP. ``epsilon`` is an upper bound
+        (rounded towards safety) unless ``is_upper_bound`` is False.
+    accountant
+        Name of the accountant (``"rdp"``, ``"zcdp"``, ``"pld"``, ...).
+    neighbouring
+        The neighbouring relation the guarantee holds under.
+    method
+        The conversion or theorem that produced the number, with its reference.
+    is_upper_bound
+        False only for labelled approximations (e.g. a central-limit estimate).
+    epsilon_lower
+        A certified lower bound on the true ε of the ledger (PLD), when available.
+    order, order_on_boundary
+        For RDP: the order α that gave the bound, and whether it lies on the edge of the
+        searched range (then a wider range might give a smaller ε).
+    notes
+        Every approximation or caveat that applies.
+    ledger_hash
+        SHA-256 of the ledger and relation, to tie the number to what was accounted.
+    """
+
+    epsilon: float
+    delta: float
+    accountant: str
+    neighbouring: NeighbouringRelation
+    method: str
+    is_upper_bound: bool = True
+    epsilon_lower: float | None = None
+    order: float | None = None
+    order_on_boundary: bool = False
+    notes: tuple[str, ...] = ()
+    ledger_hash: str = ""
+
+    @property
+    def epsilon_upper(self) -> float:
+        """Same as ``epsilon``: the certified upper end."""
+        return self.epsilon
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary of every field."""
+        out = dataclasses.asdict(self)
+        out["neighbouring"] = self.neighbouring.value
+        out["notes"] = list(self.notes)
+        out["epsilon_upper"] = self.epsilon
+        return out
+
+
+def flatten(event: PrivacyEvent, count: int = 1) -> Iterator[tuple[PrivacyEvent, int]]:
+    """Yield ``(leaf, multiplicity)`` pairs of a composition tree.
+
+    :class:`ComposedEvent` and :class:`SelfComposedEvent` are expanded (multiplicities
+    multiply); every other event (including sampled and parallel wrappers, which do not
+    distribute over composition) is a leaf. The traversal owns the multiplicity, so a
+    handler never has to remember ``count``.
+
+    >>> from dpkit.accounting.events import GaussianEvent, LaplaceEvent, compose, repeat
+    >>> list(flatten(repeat(compose(GaussianEvent(1.0), LaplaceEvent(2.0)), 3), 2))
+    [(GaussianEvent(sigma=1.0, sensitivity=1.0), 6), (LaplaceEvent(scale=2.0, sensitivity=1.0), 6)]
+    """
+    if isinstance(event, ComposedEvent):
+        for sub in event.events:
+            yield from flatten(sub, count)
+    elif isinstance(event, SelfComposedEvent):
+        yield from flatten(event.event, count * event.count)
+    else:
+        yield event, count
+
+
+class Accountant(abc.ABC):
+    """Base class of dpkit's accountants.
+
+    Parameters
+    ----------
+    neighbouring
+        The neighbouring relation (``"add-remove"`` or ``"replace-one"``) every guarantee of
+        this accountant holds under.
+    """
+
+    name: ClassVar[str] = "accountant"
+
+    def __init__(self, neighbouring: NeighbouringRelation | str = NeighbouringRelation.ADD_REMOVE):
+        self._neighbouring = NeighbouringRelation.parse(neighbouring)
+        self._ledger: list[tuple[PrivacyEvent, int]] = []
+
+    @property
+    def neighbouring(self) -> NeighbouringRelation:
+        """The neighbouring relation of this accountant's guarantees."""
+        return self._neighbouring
+
+    @property
+    def ledger(self) -> tuple[tuple[PrivacyEvent, int], ...]:
+        """The ``(event, count)`` entries composed so far, in order."""
+        return tuple(self._ledger)
+
+    def supports(self, event: PrivacyEvent) -> bool:
+        """Whether :meth:`compose` would accept ``event`` (a dry run of the same traversal)."""
+        try:
+            self._check(event)
+        except UnsupportedEventError:
+            return False
+        return True
+
+    def compose(self, event: PrivacyEvent, count: int = 1) -> "Accountant":
+        """Record ``event`` repeated ``count`` times; returns ``self`` for chaining.
+
+        The event is checked completely before anything is recorded.
+
+        Raises
+        ------
+        UnsupportedEventError
+            If this accountant cannot handle ``event`` or one of its sub-events.
+        """
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"event must be a PrivacyEvent, got event={event!r}")
+        count = check_integer("count", count, minimum=1)
+        self._check(event)
+        self._ledger.append((event, count))
+        return self
+
+    def leaves(self) -> Iterator[tuple[PrivacyEvent, int]]:
+        """The ledger flattened to ``(leaf event, multiplicity)`` pairs (see :func:`flatten`)."""
+        for event, count in self._ledger:
+            yield from flatten(event, count)
+
+    def ledger_hash(self) -> str:
+        """SHA-256 of the ledger and neighbouring relation (stable across runs and platforms)."""
+        payload = {
+            "neighbouring": self._neighbouring.value,
+            "ledger": [[event.to_dict(), count] for event, count in self._ledger],
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    @abc.abstractmethod
+    def _check(self, event: PrivacyEvent) -> None:
+        """Raise :class:`UnsupportedEventError` if ``event`` (or a sub-event) is not supported."""
+
+    @abc.abstractmethod
+    def get_epsilon(self, delta: float) -> AccountingResult:
+        """The smallest ε this accountant certifies at ``delta`` for the ledger (an upper bound)."""
+
+    @abc.abstractmethod
+    def get_delta(self, epsilon: float) -> AccountingResult:
+        """The smallest δ this accountant certifies at ``epsilon`` for the ledger (an upper bound)."""
+
+    def _result(self, epsilon: float, delta: float, method: str, **extra: Any) -> AccountingResult:
+        return AccountingResult(
+            epsilon=epsilon,
+            delta=delta,
+            accountant=self.name,
+            neighbouring=self._neighbouring,
+            method=method,
+            ledger_hash=self.ledger_hash(),
+            **extra,
+        )
+
+
+def check_target_delta(delta: Any) -> float:
+    """Validate a target δ ∈ (0, 1)."""
+    return check_open_unit("delta", delta)
+
+
+def check_target_epsilon(epsilon: Any) -> float:
+    """Validate a target ε ∈ [0, ∞)."""
+    return check_nonnegative("epsilon", epsilon)
+
+
+def round_up(value: float) -> float:
+    """The next float above ``value`` (one ulp towards safety for a computed upper bound)."""
+    return math.nextafter(value, math.inf)

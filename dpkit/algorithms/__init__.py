@@ -1,0 +1,1 @@
+"""Private distributed learning algorithms of the seed papers, on a shared ADMM substrate."""

@@ -1,0 +1,1 @@
+"""Empirical privacy auditing: ε lower bounds and tests of a claimed (ε, δ) for black-box mechanisms."""

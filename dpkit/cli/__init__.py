@@ -1,0 +1,1 @@
+"""The ``dpkit`` command line: a thin layer over the library."""

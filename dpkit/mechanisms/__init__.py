@@ -1,0 +1,1 @@
+"""Vectorised, seeded privacy mechanisms; each exposes the privacy event it spends."""
