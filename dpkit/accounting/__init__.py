@@ -36,3 +36,37 @@ from dpkit.accounting.events import (
 )
 from dpkit.accounting.neighbouring import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
 from dpkit.accounting.registry import make_accountant
+from dpkit.accounting.rdp import RdpAccountant, rdp_to_delta, rdp_to_epsilon
+from dpkit.accounting.zcdp import ZCDPAccountant, paper_000_approx_dp_to_zcdp, rho_for, zcdp_to_delta, zcdp_to_epsilon
+from dpkit.accounting.approx_dp import (
+    ApproxDPAccountant,
+    advanced_composition,
+    basic_composition,
+    optimal_homogeneous_composition,
+)
+from dpkit.accounting.analytic_gaussian import (
+    AnalyticGaussianAccountant,
+    classic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_log_delta,
+    gaussian_sigma,
+)
+from dpkit.accounting.calibration import (
+    CalibrationResult,
+    calibrate,
+    calibrate_gaussian_sigma,
+    dpsgd_epsilon,
+    dpsgd_max_steps,
+    dpsgd_sigma,
+)
+from dpkit.accounting.pld import PLDAccountant
+from dpkit.accounting.gdp import (
+    GDPAccountant,
+    gaussian_tradeoff,
+    gdp_mu_for,
+    gdp_mu_to_delta,
+    gdp_mu_to_epsilon,
+    tradeoff_curve,
+)
+from dpkit.accounting.filters import ApproxDPFilter, GaussianDPFilter, RenyiFilter, ZCDPFilter

@@ -1,1 +1,37 @@
-"""Empirical privacy auditing: ε lower bounds and tests of a claimed (ε, δ) for black-box mechanisms."""
+"""Empirical privacy auditing: ε lower bounds and tests of a claimed (ε, δ) for black-box mechanisms.
+
+>>> from dpkit.audit import audit, AuditResult, StatDPPatterns, from_scalar
+"""
+
+from dpkit.audit.api import DEFAULT_SAMPLES, audit
+from dpkit.audit.pairs import Pair, StatDPPatterns, check_pair, resolve_pairs
+from dpkit.audit.result import AuditResult
+from dpkit.audit.runner import from_scalar
+from dpkit.audit.scores import (
+    ScoreAuditResult,
+    audit_one_run,
+    audit_scores,
+    audit_scores_gdp,
+    gdp_epsilon,
+    one_run_p_value,
+)
+from dpkit.audit.statistics import ceiling_epsilon, epsilon_lower_bound
+
+__all__ = [
+    "audit",
+    "AuditResult",
+    "DEFAULT_SAMPLES",
+    "StatDPPatterns",
+    "Pair",
+    "check_pair",
+    "resolve_pairs",
+    "from_scalar",
+    "ScoreAuditResult",
+    "audit_scores",
+    "audit_scores_gdp",
+    "audit_one_run",
+    "one_run_p_value",
+    "gdp_epsilon",
+    "ceiling_epsilon",
+    "epsilon_lower_bound",
+]

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from dpkit import __version__
 
-COMMANDS = ("epsilon", "calibrate")
+COMMANDS = ("epsilon", "calibrate", "train", "audit")
 
 
 class OneLineParser(argparse.ArgumentParser):

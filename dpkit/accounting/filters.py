@@ -1,0 +1,352 @@
+"""Privacy filters: adaptive composition with a budget fixed in advance.
+
+A *filter* is a stopping rule: before each step the run asks ``try_spend(event)``; the filter
+accepts (and records) the step only if the total stays within the budget, otherwise it refuses
+and records nothing. The steps, their parameters and the decision to stop may all depend on
+everything seen so far (fully adaptive composition, Rogers, Roth, Ullman & Vadhan 2016), and
+the run as a whole keeps the guarantee of the *budget*, whenever it stops.
+
+The guarantee is the budget's, never the amount actually spent: reporting the spent amount at
+a data-dependent stopping time is an *odometer*, which needs a union bound over budget levels
+(Rogers et al. 2016, §5; Whitehouse, Ramdas, Rogers & Wu 2023, §5) and is not offered here.
+
+Filters provided
+
+* :class:`RenyiFilter` — fixed orders α with RDP budgets B(α): valid because adaptively chosen
+  RDP costs compose as long as their sum stays ≤ B(α) (Feldman & Zrnic 2021, Thm 3.1). With
+  several orders every order must stay within its budget (then each gives a guarantee).
+* :class:`ZCDPFilter` — Σρᵢ ≤ ρ: Feldman & Zrnic's filter at every order simultaneously, since
+  the rule does not depend on α (see also Whitehouse et al. 2023, §4).
+* :class:`GaussianDPFilter` — Σμᵢ² ≤ μ² for Gaussian steps (Smith & Thakurta 2022, Thm 1.1).
+* :class:`ApproxDPFilter` — adaptively chosen (εᵢ, δᵢ): ``"basic"`` (Σεᵢ ≤ ε, Σδᵢ ≤ δ; Rogers et
+  al. 2016, Thm 3.6) or ``"advanced"`` (Whitehouse et al. 2023, Thm 1: continue while
+  √(2 log(1/δ) Σεᵢ²) + ½ Σεᵢ² ≤ ε and Σδᵢ ≤ δ′, guarantee (ε, δ + δ′)).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from dpkit._validation import check_nonnegative, check_open_unit, check_positive
+from dpkit.accounting import rdp as rdp_module
+from dpkit.accounting import zcdp as zcdp_module
+from dpkit.accounting.base import UnsupportedEventError
+from dpkit.accounting.events import (
+    ApproxDPEvent,
+    ComposedEvent,
+    DiscreteLaplaceEvent,
+    ExponentialMechanismEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    PrivacyEvent,
+    PureDPEvent,
+    RandomizedResponseEvent,
+    SelfComposedEvent,
+    SparseVectorEvent,
+)
+from dpkit.accounting.neighbouring import NeighbouringRelation
+
+
+def _check_event(event: PrivacyEvent) -> PrivacyEvent:
+    if not isinstance(event, PrivacyEvent):
+        raise TypeError(f"event must be a PrivacyEvent, got event={event!r}")
+    return event
+
+
+class RenyiFilter:
+    """Rényi-DP filter at fixed orders (Feldman & Zrnic 2021, Thm 3.1).
+
+    Parameters
+    ----------
+    orders
+        One order α > 1 or a sequence of orders, fixed before the run.
+    budgets
+        RDP budget at each order (same shape as ``orders``).
+    neighbouring
+        Relation under which step costs are computed (Poisson subsampling amplifies under
+        add/remove).
+
+    Notes
+    -----
+    A step is accepted only if, at *every* order, the spent RDP plus the step's RDP stays at
+    most the budget. At the end the run satisfies (α, B(α))-RDP for every order, so
+    :meth:`epsilon` converts each budget and returns the smallest ε. Choose the orders from a
+    *planned* run (:meth:`from_target` with ``plan``), never from the data.
+
+    References
+    ----------
+    V. Feldman and T. Zrnic, "Individual privacy accounting via a Rényi filter", NeurIPS 2021
+    (arXiv:2008.11193v4), Thm 3.1.
+    """
+
+    def __init__(
+        self,
+        orders: float | Sequence[float],
+        budgets: float | Sequence[float],
+        neighbouring: NeighbouringRelation | str = NeighbouringRelation.ADD_REMOVE,
+    ):
+        orders_arr = np.atleast_1d(np.asarray(orders, dtype=float))
+        budgets_arr = np.atleast_1d(np.asarray(budgets, dtype=float))
+        if orders_arr.shape != budgets_arr.shape or orders_arr.ndim != 1 or orders_arr.size == 0:
+            raise ValueError(f"orders and budgets must have the same non-empty length, got orders={orders!r}, budgets={budgets!r}")
+        for a in orders_arr:
+            if not (a > 1.0 and math.isfinite(a)):
+                raise ValueError(f"orders must be in (1, inf), got order={a}")
+        for b in budgets_arr:
+            check_positive("budget", b)
+        self.orders = tuple(float(a) for a in orders_arr)
+        self.budgets = tuple(float(b) for b in budgets_arr)
+        self.neighbouring = NeighbouringRelation.parse(neighbouring)
+        self._spent = np.zeros(len(self.orders))
+        self.steps = 0
+
+    @classmethod
+    def from_target(
+        cls,
+        epsilon: float,
+        delta: float,
+        order: float | None = None,
+        *,
+        plan: PrivacyEvent | None = None,
+        neighbouring: NeighbouringRelation | str = NeighbouringRelation.ADD_REMOVE,
+    ) -> "RenyiFilter":
+        """A one-order filter whose budget converts to (ε, δ)-DP.
+
+        The budget is B = ε − log(1 − 1/α) + (log δ + log α)/(α − 1) (Balle et al. 2020,
+        Thm 21 — the ``"improved"`` conversion of :mod:`dpkit.accounting.rdp`), checked to
+        convert back to at most ε. Give ``order``, or a ``plan`` (the composition you expect
+        to run, fixed before seeing data) and the order is chosen as the one that is best for
+        the plan.
+        """
+        epsilon = check_positive("epsilon", epsilon)
+        delta = check_open_unit("delta", delta)
+        relation = NeighbouringRelation.parse(neighbouring)
+        if order is None:
+            if plan is None:
+                raise ValueError("give either order or plan, got order=None and plan=None")
+            curve = rdp_module.rdp_curve(_check_event(plan), relation)
+            candidates = np.array([1.5, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 64, 96, 128,
+                                   256, 512], dtype=float)
+            scores = [
+                rdp_module.rdp_to_epsilon([a], [curve(a)], delta)[0] if math.isfinite(curve(a)) else math.inf
+                for a in candidates
+            ]
+            order = float(candidates[int(np.argmin(scores))])
+        if not (order > 1.0 and math.isfinite(order)):
+            raise ValueError(f"order must be in (1, inf), got order={order}")
+        budget = epsilon - math.log1p(-1.0 / order) + (math.log(delta) + math.log(order)) / (order - 1.0)
+        if budget <= 0.0:
+            raise ValueError(
+                f"order={order} cannot reach epsilon={epsilon} at delta={delta} (budget would be {budget:.3g} <= 0)"
+            )
+        step = math.ulp(budget)
+        while rdp_module.rdp_to_epsilon([order], [budget], delta)[0] > epsilon:
+            budget -= step  # one-sided: step down (by doubling steps) until it converts back within ε
+            step *= 2.0
+        return cls(order, budget, relation)
+
+    def cost(self, event: PrivacyEvent) -> np.ndarray:
+        """RDP of ``event`` at each order (raises UnsupportedEventError if it has none)."""
+        curve = rdp_module.rdp_curve(_check_event(event), self.neighbouring)
+        return np.array([curve(a) for a in self.orders])
+
+    def try_spend(self, event: PrivacyEvent) -> bool:
+        """Accept and record ``event`` if every order stays within budget; else refuse (record nothing)."""
+        new = self._spent + self.cost(event)
+        if np.any(new > np.asarray(self.budgets)):
+            return False
+        self._spent = new
+        self.steps += 1
+        return True
+
+    @property
+    def spent(self) -> tuple[float, ...]:
+        """RDP spent so far at each order."""
+        return tuple(float(v) for v in self._spent)
+
+    @property
+    def remaining(self) -> tuple[float, ...]:
+        """RDP budget left at each order."""
+        return tuple(float(b - s) for b, s in zip(self.budgets, self._spent))
+
+    def epsilon(self, delta: float) -> float:
+        """ε of the filter's guarantee (from the budgets, valid at any stopping time) at ``delta``."""
+        return rdp_module.rdp_to_epsilon(list(self.orders), list(self.budgets), delta)[0]
+
+
+class ZCDPFilter:
+    """zCDP filter: adaptively chosen ρᵢ-zCDP steps while Σρᵢ ≤ ρ; the run is ρ-zCDP.
+
+    Valid as Feldman & Zrnic's RDP filter (2021, Thm 3.1) applied at every order α at once
+    (ρ-zCDP is RDP ρα at every α and the stopping rule Σρᵢ ≤ ρ does not depend on α).
+    """
+
+    def __init__(self, rho: float):
+        self.rho = check_positive("rho", rho)
+        self._spent = 0.0
+        self.steps = 0
+
+    def try_spend(self, event: PrivacyEvent) -> bool:
+        """Accept ``event`` (ρ from :func:`dpkit.accounting.zcdp.event_rho`) if within budget."""
+        cost = zcdp_module.event_rho(_check_event(event))
+        if self._spent + cost > self.rho:
+            return False
+        self._spent += cost
+        self.steps += 1
+        return True
+
+    @property
+    def spent(self) -> float:
+        """ρ spent so far."""
+        return self._spent
+
+    @property
+    def remaining(self) -> float:
+        """ρ left."""
+        return self.rho - self._spent
+
+    def epsilon(self, delta: float) -> float:
+        """ε of the ρ-zCDP guarantee at ``delta`` (optimal conversion of :mod:`dpkit.accounting.zcdp`)."""
+        return zcdp_module.zcdp_to_epsilon(self.rho, delta)
+
+
+class GaussianDPFilter:
+    """μ-GDP filter for Gaussian steps: accept while Σ(Δᵢ/σᵢ)² ≤ μ² (Smith & Thakurta 2022, Thm 1.1).
+
+    References
+    ----------
+    J. Smith and A. Thakurta, "Fully adaptive composition for Gaussian differential privacy",
+    arXiv:2210.17520 (2022).
+    """
+
+    def __init__(self, mu: float):
+        self.mu = check_positive("mu", mu)
+        self._spent = 0.0
+        self.steps = 0
+
+    def try_spend(self, event: PrivacyEvent) -> bool:
+        """Accept a Gaussian event (or a composition of Gaussians) if Σμᵢ² stays ≤ μ²."""
+        cost = _gaussian_mu_squared(_check_event(event))
+        if self._spent + cost > self.mu * self.mu:
+            return False
+        self._spent += cost
+        self.steps += 1
+        return True
+
+    @property
+    def spent(self) -> float:
+        """Σμᵢ² spent so far."""
+        return self._spent
+
+    @property
+    def remaining(self) -> float:
+        """μ² − Σμᵢ²."""
+        return self.mu * self.mu - self._spent
+
+    def epsilon(self, delta: float) -> float:
+        """ε of the μ-GDP guarantee at ``delta``."""
+        from dpkit.accounting.gdp import gdp_mu_to_epsilon
+
+        return gdp_mu_to_epsilon(self.mu, delta)
+
+
+def _gaussian_mu_squared(event: PrivacyEvent) -> float:
+    if isinstance(event, GaussianEvent):
+        return (event.sensitivity / event.sigma) ** 2
+    if isinstance(event, ComposedEvent):
+        return sum(_gaussian_mu_squared(e) for e in event.events)
+    if isinstance(event, SelfComposedEvent):
+        return event.count * _gaussian_mu_squared(event.event)
+    raise UnsupportedEventError(event, "the Gaussian-DP filter accepts Gaussian events only")
+
+
+def _approx_parameters(event: PrivacyEvent) -> tuple[float, float]:
+    """(ε, δ) of a single-step event with a pure or approximate DP description."""
+    if isinstance(event, ApproxDPEvent):
+        return event.epsilon, event.delta
+    if isinstance(event, (PureDPEvent, RandomizedResponseEvent, ExponentialMechanismEvent, SparseVectorEvent, LaplaceEvent)):
+        return event.epsilon, 0.0
+    if isinstance(event, DiscreteLaplaceEvent):
+        return event.sensitivity / event.scale, 0.0
+    raise UnsupportedEventError(event, "the (ε, δ) filter needs a single step with a pure or approximate DP guarantee")
+
+
+class ApproxDPFilter:
+    """Filter for adaptively chosen (εᵢ, δᵢ)-DP steps.
+
+    Parameters
+    ----------
+    epsilon, delta
+        Target. ``"basic"``: the run is (ε, δ)-DP while Σεᵢ ≤ ε and Σδᵢ ≤ δ (Rogers, Roth,
+        Ullman & Vadhan 2016, Thm 3.6). ``"advanced"``: continue while
+        √(2 log(1/δ) Σεᵢ²) + ½ Σεᵢ² ≤ ε and Σδᵢ ≤ ``delta_steps``; the run is
+        (ε, δ + delta_steps)-DP (Whitehouse, Ramdas, Rogers & Wu 2023, Thm 1 / ICML 2023).
+    method
+        ``"basic"`` or ``"advanced"``.
+    delta_steps
+        ``"advanced"`` only: the budget for the steps' own δᵢ (default 0).
+    """
+
+    def __init__(self, epsilon: float, delta: float, method: str = "basic", delta_steps: float = 0.0):
+        self.target_epsilon = check_positive("epsilon", epsilon)
+        if method not in ("basic", "advanced"):
+            raise ValueError(f"method must be 'basic' or 'advanced', got method={method!r}")
+        self.method = method
+        if method == "basic":
+            self.target_delta = check_nonnegative("delta", delta)
+            if self.target_delta >= 1.0:
+                raise ValueError(f"delta must be in [0, 1), got delta={delta}")
+        else:
+            self.target_delta = check_open_unit("delta", delta)
+        self.delta_steps = check_nonnegative("delta_steps", delta_steps)
+        if method == "basic" and delta_steps:
+            raise ValueError(f"delta_steps is for method='advanced' only, got delta_steps={delta_steps}")
+        self._eps_sum = 0.0
+        self._eps_sq_sum = 0.0
+        self._delta_sum = 0.0
+        self.steps = 0
+
+    def _fits(self, eps_sum: float, eps_sq: float, delta_sum: float) -> bool:
+        if self.method == "basic":
+            return eps_sum <= self.target_epsilon and delta_sum <= self.target_delta
+        bound = math.sqrt(2.0 * math.log(1.0 / self.target_delta) * eps_sq) + 0.5 * eps_sq
+        return bound <= self.target_epsilon and delta_sum <= self.delta_steps
+
+    def try_spend_parameters(self, epsilon: float, delta: float = 0.0) -> bool:
+        """Accept an (ε, δ)-DP step chosen adaptively, if the rule allows it."""
+        epsilon = check_nonnegative("epsilon", epsilon)
+        delta = check_nonnegative("delta", delta)
+        eps_sum, eps_sq, delta_sum = self._eps_sum + epsilon, self._eps_sq_sum + epsilon**2, self._delta_sum + delta
+        if not self._fits(eps_sum, eps_sq, delta_sum):
+            return False
+        self._eps_sum, self._eps_sq_sum, self._delta_sum = eps_sum, eps_sq, delta_sum
+        self.steps += 1
+        return True
+
+    def try_spend(self, event: PrivacyEvent) -> bool:
+        """Accept a single-step event with a pure/approximate DP description (ε from the event)."""
+        epsilon, delta = _approx_parameters(_check_event(event))
+        return self.try_spend_parameters(epsilon, delta)
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(Σεᵢ, Σδᵢ) so far."""
+        return self._eps_sum, self._delta_sum
+
+    @property
+    def remaining(self) -> float:
+        """Basic: ε − Σεᵢ. Advanced: ε minus the current value of the advanced bound."""
+        if self.method == "basic":
+            return self.target_epsilon - self._eps_sum
+        bound = math.sqrt(2.0 * math.log(1.0 / self.target_delta) * self._eps_sq_sum) + 0.5 * self._eps_sq_sum
+        return self.target_epsilon - bound
+
+    @property
+    def guarantee(self) -> tuple[float, float]:
+        """(ε, δ) valid for the run whenever it stops."""
+        if self.method == "basic":
+            return self.target_epsilon, self.target_delta
+        return self.target_epsilon, self.target_delta + self.delta_steps

@@ -1,0 +1,177 @@
+"""Discretised privacy-loss mass functions (the representation layer of the PLD accountant).
+
+A :class:`LossPmf` is a mass function of the privacy loss L = log(dP/dQ) of a pair of
+distributions (P, Q), with L ~ P, supported on the grid ``{shift + k h : k = offset, offset+1, ...}``
+plus an atom at +∞ (``infinity_mass``: P-mass where Q has none). Its hockey-stick divergence is
+
+    δ(ε) = Σ_{l_k > ε} p_k (1 − e^{ε − l_k}) + p_∞          (Meiser & Mohammadi 2018, eq. 5;
+                                                           Sommer, Meiser & Mohammadi 2019, Thm 5)
+
+A *pessimistic* pmf over-estimates δ(ε) for every ε (its pair dominates the true one); an
+*optimistic* one under-estimates it, up to ``deficit``, a certified bound on the mass it may
+over-count (tail and round-off allowances), which is subtracted from δ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class LossPmf:
+    """Privacy-loss mass function on the grid ``(offset + i) * h`` plus an infinity atom.
+
+    Attributes
+    ----------
+    h
+        Grid spacing (the value discretisation interval).
+    offset
+        Grid index of ``probs[0]``.
+    probs
+        Non-negative masses (float64).
+    infinity_mass
+        Mass at loss +∞ (counted fully in δ for every ε).
+    pessimistic
+        True if δ(ε) of this pmf is an upper bound on the true δ(ε), False if a lower bound.
+    deficit
+        Optimistic pmfs only: an upper bound on the mass over-counted by the construction
+        (subtracted from δ, so that the lower bound stays a lower bound).
+    shift
+        A constant added to every grid loss (``shift + (offset + i) h``); it lets a leaf align
+        a hard end of its support with a grid point. Shifts add under composition.
+    order
+        Order in h of the discretisation error (2: connect-the-dots / tangent construction;
+        1: the first-order optimistic fallback of :func:`~dpkit.accounting.pld.mechanisms.discretise`).
+        A composition has the smallest order of its parts.
+    """
+
+    h: float
+    offset: int
+    probs: np.ndarray
+    infinity_mass: float
+    pessimistic: bool
+    deficit: float = 0.0
+    shift: float = 0.0
+    order: int = 2
+
+    @property
+    def losses(self) -> np.ndarray:
+        """The loss value of every entry of ``probs``."""
+        return self.shift + (self.offset + np.arange(self.probs.size)) * self.h
+
+    @property
+    def size(self) -> int:
+        """Number of grid points."""
+        return int(self.probs.size)
+
+    @property
+    def _roundoff(self) -> float:
+        """Relative float round-off allowance of a sum over this grid (pairwise summation)."""
+        return (16.0 + math.log2(max(2, self.size))) * 2.0**-53
+
+    def delta(self, epsilon: float) -> float:
+        """δ(ε) of this pmf (upper bound if pessimistic, lower bound if optimistic), with the
+        float round-off of the sum allowed for in the safe direction."""
+        losses = self.losses
+        mask = losses > epsilon
+        value = float(np.sum(self.probs[mask] * -np.expm1(epsilon - losses[mask])))
+        value += self.infinity_mass
+        if self.pessimistic:
+            value *= 1.0 + self._roundoff
+        else:
+            value = value * (1.0 - self._roundoff) - self.deficit
+        return min(1.0, max(0.0, value))
+
+    def delta_many(self, epsilons: np.ndarray) -> np.ndarray:
+        """δ(ε) for an array of ε at once (same bounds as :meth:`delta`), via tail sums."""
+        eps = np.asarray(epsilons, dtype=float)
+        losses = self.losses
+        with np.errstate(over="ignore", under="ignore"):
+            scaled = self.probs * np.exp(-losses)
+        s1 = np.concatenate((np.cumsum(self.probs[::-1])[::-1], [0.0]))
+        s2 = np.concatenate((np.cumsum(scaled[::-1])[::-1], [0.0]))
+        first = np.searchsorted(losses, eps, side="right")  # first grid loss > ε
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = s1[first] - np.exp(eps) * s2[first]
+        values = np.where(np.isnan(values), 0.0, np.maximum(values, 0.0)) + self.infinity_mass
+        if self.pessimistic:
+            values = values * (1.0 + self._roundoff) + 1e-16 * s1[first]
+        else:
+            values = values * (1.0 - self._roundoff) - 1e-16 * s1[first] - self.deficit
+        return np.clip(values, 0.0, 1.0)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest ε ≥ 0 with δ(ε) ≤ ``delta`` for this pmf (exact for the discrete pmf).
+
+        Between grid points δ(ε) = A − e^ε B with fixed A, B, so the crossing is solved in
+        closed form; the result is rounded up (pessimistic) or down (optimistic) by one ulp.
+        Returns ``inf`` if the infinity mass alone exceeds ``delta``.
+        """
+        # Solve against a target moved by the round-off allowance, in the safe direction.
+        delta = delta / (1.0 + self._roundoff) if self.pessimistic else delta / (1.0 - self._roundoff)
+        extra = self.infinity_mass - (0.0 if self.pessimistic else self.deficit)
+        if extra >= delta:
+            return math.inf
+        if self.delta(0.0) <= delta:
+            return 0.0
+        losses = self.losses
+        probs = self.probs
+        # Tail sums strictly above each grid point j: S1_j = Σ_{i>j} p_i, S2_j = Σ_{i>j} p_i e^{-l_i}.
+        with np.errstate(over="ignore", under="ignore"):
+            scaled = probs * np.exp(-losses)
+        s1 = np.concatenate((np.cumsum(probs[::-1])[::-1][1:], [0.0]))
+        s2 = np.concatenate((np.cumsum(scaled[::-1])[::-1][1:], [0.0]))
+        with np.errstate(over="ignore", invalid="ignore"):
+            deltas = s1 - np.exp(losses) * s2 + extra
+        deltas = np.where(np.isnan(deltas), 0.0, deltas)
+        candidates = np.nonzero((losses >= 0.0) & (deltas <= delta))[0]
+        if candidates.size == 0:  # pragma: no cover - the top grid point always has δ = extra < delta
+            return math.inf
+        j = int(candidates[0])
+        # On [max(0, l_{j-1}), l_j], δ(ε) = A − e^ε B with the sums above index j − 1.
+        if j == 0:
+            a_sum = float(np.sum(probs)) + extra
+            b_sum = float(np.sum(scaled))
+        else:
+            a_sum = float(s1[j - 1]) + extra
+            b_sum = float(s2[j - 1])
+        lower_end = float(losses[j - 1]) if j > 0 else -math.inf
+        if b_sum <= 0.0 or a_sum <= delta:
+            value = lower_end if j > 0 else float(losses[j])
+        else:
+            value = math.log((a_sum - delta) / b_sum)
+        value = min(max(value, lower_end), float(losses[j]))
+        value = max(value, 0.0)
+        return math.nextafter(value, math.inf if self.pessimistic else -math.inf) if value > 0 else 0.0
+
+
+def truncate(pmf: LossPmf, tail: float) -> LossPmf:
+    """Drop grid entries carrying at most ``tail`` mass at each end, on the safe side.
+
+    Pessimistic: the upper tail moves to the infinity atom, the lower tail is rounded up to
+    the lowest kept point. Optimistic: the upper tail is rounded down to the highest kept
+    point, the lower tail is dropped (both only lower δ(ε)).
+    """
+    probs = pmf.probs
+    if probs.size <= 2:
+        return pmf
+    low_cum = np.cumsum(probs)
+    high_cum = np.cumsum(probs[::-1])
+    lo = int(np.searchsorted(low_cum, tail, side="right"))
+    hi_drop = int(np.searchsorted(high_cum, tail, side="right"))
+    hi = probs.size - hi_drop
+    if lo >= hi - 1:
+        return pmf
+    low_mass = float(low_cum[lo - 1]) if lo > 0 else 0.0
+    high_mass = float(high_cum[hi_drop - 1]) if hi_drop > 0 else 0.0
+    kept = probs[lo:hi].copy()
+    infinity = pmf.infinity_mass
+    if pmf.pessimistic:
+        kept[0] += low_mass
+        infinity += high_mass
+    else:
+        kept[-1] += high_mass
+    return dataclasses.replace(pmf, offset=pmf.offset + lo, probs=kept, infinity_mass=infinity)

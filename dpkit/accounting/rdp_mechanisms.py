@@ -1,0 +1,399 @@
+"""Rényi-DP curves of single mechanisms: ε(α) such that D_α(M(D) ‖ M(D′)) ≤ ε(α).
+
+Every function here returns an **upper bound** on the Rényi divergence of order ``alpha``
+between the output distributions on neighbouring inputs (exact where the docstring says so),
+computed in log space. The accountant in :mod:`dpkit.accounting.rdp` composes them and
+converts to (ε, δ).
+
+Functions take a scalar order ``alpha > 1`` (fractional orders are allowed unless stated)
+and return a float (possibly ``inf``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import special
+
+from dpkit._validation import check_integer, check_nonnegative, check_positive, check_unit_interval
+
+__all__ = [
+    "check_order",
+    "rdp_gaussian",
+    "rdp_laplace",
+    "rdp_randomized_response",
+    "rdp_pure_dp",
+    "rdp_zcdp",
+    "rdp_exponential_mechanism",
+    "rdp_discrete_laplace",
+    "log_a_poisson_subsampled_gaussian",
+    "rdp_poisson_subsampled_gaussian",
+    "rdp_sampled_without_replacement",
+    "amplified_pure_epsilon",
+    "rdp_poisson_subsampled_laplace",
+    "interpolate_integer_curve",
+]
+
+#: Largest order at which the Poisson-subsampled Gaussian is evaluated by its series; above it
+#: the (valid, looser) unsampled bound α/(2σ²) is used (subsampling never increases a Rényi
+#: divergence, by joint quasi-convexity: van Erven & Harremoës 2014, Thm 13).
+SUBSAMPLED_EXACT_MAX_ORDER = 2.0**15
+
+#: Largest number of terms of the fractional-order series (Mironov, Talwar & Zhang 2019, §3.3).
+#: If it is reached the partial sum is still a certified upper bound (see
+#: :func:`log_a_poisson_subsampled_gaussian`), only a looser one; the chord between the
+#: neighbouring integer orders (also an upper bound, by convexity) is then used if smaller.
+_FRACTIONAL_MAX_TERMS = 2**12
+
+#: Terms of magnitude below e^-40 (≈ 4e-18) are negligible against A_α ≥ 1.
+_LOG_TERM_TOLERANCE = -40.0
+
+
+def check_order(alpha: float) -> float:
+    """Validate a Rényi order α ∈ (1, ∞)."""
+    alpha = check_positive("alpha", alpha)
+    if not alpha > 1.0:
+        raise ValueError(f"alpha must be in (1, inf), got alpha={alpha}")
+    return alpha
+
+
+def _lse(values) -> float:
+    """log Σ exp(values), stable (max-shifted); −inf for an empty or all −inf input.
+
+    A lean replacement for ``scipy.special.logsumexp`` on 1-D float input (which is ~10× slower
+    per call here, and these sums sit inside the order search)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return -math.inf
+    m = float(np.max(x))
+    if not math.isfinite(m):
+        return m
+    return m + math.log(float(np.sum(np.exp(x - m))))
+
+
+# --------------------------------------------------------------------------- closed forms
+
+
+def rdp_gaussian(alpha: float, noise_multiplier: float) -> float:
+    """RDP of the Gaussian mechanism: α/(2 z²) with z = σ/Δ (exact).
+
+    References
+    ----------
+    Mironov (2017), "Rényi Differential Privacy", Prop. 7.
+    """
+    alpha = check_order(alpha)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    return alpha / (2.0 * z * z)
+
+
+def rdp_laplace(alpha: float, scale: float, sensitivity: float = 1.0) -> float:
+    """RDP of the Laplace mechanism with scale b and L1 sensitivity Δ (exact, log space).
+
+    With λ = b/Δ,
+    ε(α) = 1/(α−1) · log( α/(2α−1) · e^{(α−1)/λ} + (α−1)/(2α−1) · e^{−α/λ} ).
+
+    References
+    ----------
+    Mironov (2017), "Rényi Differential Privacy", Prop. 6 (Table II).
+    """
+    alpha = check_order(alpha)
+    lam = check_positive("scale", scale) / check_positive("sensitivity", sensitivity)
+    log_den = math.log(2.0 * alpha - 1.0)
+    log_a = np.logaddexp(
+        math.log(alpha) - log_den + (alpha - 1.0) / lam,
+        math.log(alpha - 1.0) - log_den - alpha / lam,
+    )
+    return min(float(log_a) / (alpha - 1.0), 1.0 / lam)
+
+
+def rdp_randomized_response(alpha: float, epsilon: float, k: int = 2) -> float:
+    """RDP of k-ary randomized response with parameter ε (exact, log space).
+
+    The two output distributions of neighbouring inputs are P = (p, r, r, …) and
+    Q = (r, p, r, …) with p = e^ε/(e^ε+k−1), r = 1/(e^ε+k−1), so
+    ε(α) = 1/(α−1) · log( p^α r^{1−α} + r^α p^{1−α} + (k−2) r ).
+    For k = 2 this is the binary randomized response curve, which dominates every ε-DP
+    mechanism (see :func:`rdp_pure_dp`).
+    """
+    alpha = check_order(alpha)
+    epsilon = check_nonnegative("epsilon", epsilon)
+    k = check_integer("k", k, minimum=2)
+    if epsilon == 0.0:
+        return 0.0
+    # log p = ε − log(e^ε + k − 1), log r = −log(e^ε + k − 1)
+    log_norm = float(np.logaddexp(epsilon, math.log(k - 1)))
+    log_p = epsilon - log_norm
+    log_r = -log_norm
+    terms = [alpha * log_p + (1.0 - alpha) * log_r, alpha * log_r + (1.0 - alpha) * log_p]
+    if k > 2:
+        terms.append(math.log(k - 2) + log_r)
+    value = float(_lse(terms)) / (alpha - 1.0)
+    return min(max(value, 0.0), epsilon)
+
+
+def rdp_pure_dp(alpha: float, epsilon: float) -> float:
+    """RDP bound of any ε-DP mechanism: the binary randomized response curve (exact worst case).
+
+    Every ε-DP pair of distributions is a post-processing of binary randomized response with
+    parameter ε (Kairouz, Oh & Viswanath 2015, Thm 2.1 and its proof), so by data processing
+    ε(α) = 1/(α−1) · log( (e^{αε} + e^{(1−α)ε}) / (1 + e^ε) ), which is ≤ min(ε, αε²/2)
+    (Bun & Steinke 2016, Prop. 3.3).
+    """
+    return rdp_randomized_response(alpha, epsilon, 2)
+
+
+def rdp_zcdp(alpha: float, rho: float) -> float:
+    """RDP of a ρ-zCDP mechanism: ρα (Bun & Steinke 2016, Def. 1.1)."""
+    return check_nonnegative("rho", rho) * check_order(alpha)
+
+
+def rdp_exponential_mechanism(alpha: float, epsilon: float) -> float:
+    """RDP of an ε-bounded-range mechanism (exponential mechanism, report-noisy-max with Gumbel):
+    min(pure ε-DP curve, αε²/8) (Cesar & Rogers 2021, Lemma 3.2: ε²/8-zCDP)."""
+    return min(rdp_pure_dp(alpha, epsilon), check_order(alpha) * epsilon * epsilon / 8.0)
+
+
+def rdp_discrete_laplace(alpha: float, scale: float, sensitivity: int = 1) -> float:
+    """RDP of the discrete Laplace mechanism P(x) ∝ e^{−|x|/t} on an integer query of
+    sensitivity Δ (exact, by closed-form geometric sums, maximised over shifts d = 1..Δ).
+
+    With s = 1/t, c = (1−e^{−s})/(1+e^{−s}) and a shift d, the sum
+    Σ_x P(x)^α P(x−d)^{1−α} = c · [ (e^{s(α−1)d} + e^{−sαd}) / (1−e^{−s})
+    + e^{s(α−1)d} Σ_{x=1}^{d−1} e^{−s(2α−1)x} ] (derived in docs/accounting.md).
+    The result is capped by the pure-DP bound Δ/t.
+    """
+    alpha = check_order(alpha)
+    s = 1.0 / check_positive("scale", scale)
+    delta_max = check_integer("sensitivity", sensitivity, minimum=1)
+    d = np.arange(1, delta_max + 1, dtype=float)
+    log_c = math.log(-math.expm1(-s)) - math.log1p(math.exp(-s))
+    log_geo = -math.log(-math.expm1(-s))  # log 1/(1−e^{−s})
+    outer = np.logaddexp(s * (alpha - 1.0) * d, -s * alpha * d) + log_geo
+    a = s * (2.0 * alpha - 1.0)
+    # Σ_{x=1}^{d−1} e^{−a x} = e^{−a}(1 − e^{−a(d−1)})/(1 − e^{−a}); zero when d = 1
+    with np.errstate(divide="ignore"):
+        log_inner = np.where(
+            d > 1,
+            -a + np.log(-np.expm1(-a * np.maximum(d - 1.0, 1.0))) - math.log(-math.expm1(-a)) + s * (alpha - 1.0) * d,
+            -np.inf,
+        )
+    log_sum = log_c + np.logaddexp(outer, log_inner)
+    value = float(np.max(log_sum)) / (alpha - 1.0)
+    return min(max(value, 0.0), delta_max * s)
+
+
+# --------------------------------------------------------------------------- Poisson subsampling
+
+
+def _log_a_integer(alpha: int, q: float, z: float) -> float:
+    k = np.arange(alpha + 1, dtype=float)
+    log_binom = special.gammaln(alpha + 1.0) - special.gammaln(k + 1.0) - special.gammaln(alpha - k + 1.0)
+    terms = log_binom + (alpha - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) / (2.0 * z * z)
+    return float(_lse(terms))
+
+
+def _log_a_fractional(alpha: float, q: float, z: float) -> float:
+    """Two-series expansion of Mironov, Talwar & Zhang (2019), §3.3, with a certified stop.
+
+    A_α = Σ_i C(α,i) [ T0_i + T1_i ], where T0_i = q^i (1−q)^{α−i} e^{(i²−i)/(2z²)} Φ((z0−i)/z) and
+    T1_i = q^{α−i} (1−q)^i e^{((α−i)²−(α−i))/(2z²)} Φ((α−i−z0)/z), z0 = z² log(1/q−1) + 1/2.
+    T0_i and T1_i decrease in i (they integrate r^i resp. r^{α−i} over the region where r ≤ 1
+    resp. r > 1), and C(α,i) alternates in sign with decreasing magnitude for i > ⌊α⌋. The tail
+    from i0 = ⌊α⌋+1 (first term positive) is therefore an alternating series with decreasing
+    terms: a partial sum that ends on a positive term is an upper bound on A_α. We stop on such
+    a term once the next term is below e^-40 (A_α ≥ 1), or at the term cap.
+    """
+    log_q, log_1mq = math.log(q), math.log1p(-q)
+    z0 = z * z * (math.log1p(-q) - math.log(q)) + 0.5
+    i0 = math.floor(alpha) + 1
+    n = max(64, 4 * i0 + 16)
+    while True:
+        i = np.arange(n, dtype=float)
+        j = alpha - i
+        log_abs_binom = special.gammaln(alpha + 1.0) - special.gammaln(i + 1.0) - special.gammaln(j + 1.0)
+        sign = special.gammasgn(j + 1.0)
+        log_t0 = i * log_q + j * log_1mq + (i * i - i) / (2.0 * z * z) + special.log_ndtr((z0 - i) / z)
+        log_t1 = j * log_q + i * log_1mq + (j * j - j) / (2.0 * z * z) + special.log_ndtr((j - z0) / z)
+        log_abs = log_abs_binom + np.logaddexp(log_t0, log_t1)
+        # candidate last indices: i0 + 2m (positive terms of the alternating tail)
+        last = np.arange(i0, n - 1, 2)
+        small = last[log_abs[last + 1] < _LOG_TERM_TOLERANCE]
+        if small.size or n >= _FRACTIONAL_MAX_TERMS:
+            stop = int(small[0]) if small.size else int(last[-1])
+            keep = slice(0, stop + 1)
+            pos = sign[keep] > 0
+            log_pos = _lse(log_abs[keep][pos])
+            log_neg = _lse(log_abs[keep][~pos]) if (~pos).any() else -np.inf
+            value = float(log_pos + np.log1p(-np.exp(log_neg - log_pos)))
+            if not small.size:  # not converged: the chord of the convex log A_α may be tighter
+                value = min(value, _chord(alpha, q, z))
+            return value
+        n = min(2 * n, _FRACTIONAL_MAX_TERMS)
+
+
+def _chord(alpha: float, q: float, z: float) -> float:
+    """Upper bound on log A_α from the neighbouring integer orders: log A_α is convex in α and
+    log A_1 = 0 (van Erven & Harremoës 2014, Cor. 2)."""
+    n = math.floor(alpha)
+    low = 0.0 if n == 1 else _log_a_cached(float(n), q, z)
+    return (n + 1 - alpha) * low + (alpha - n) * _log_a_cached(float(n + 1), q, z)
+
+
+@functools.lru_cache(maxsize=8192)
+def _log_a_cached(alpha: float, q: float, z: float) -> float:
+    if alpha.is_integer():
+        return _log_a_integer(int(alpha), q, z)
+    return _log_a_fractional(alpha, q, z)
+
+
+def log_a_poisson_subsampled_gaussian(alpha: float, q: float, noise_multiplier: float) -> float:
+    """log A_α = (α−1)·D_α for the Poisson-subsampled Gaussian (add/remove), an upper bound.
+
+    A_α = E_{x∼μ0}[(μ(x)/μ0(x))^α] with μ0 = N(0, z²), μ = (1−q)μ0 + q N(1, z²).
+    Integer α: the binomial expansion Σ_k C(α,k)(1−q)^{α−k} q^k e^{(k²−k)/(2z²)} (exact);
+    fractional α: the two-series expansion with a certified alternating-series stop (see
+    ``_log_a_fractional``). Both are summed in log space (logsumexp, log_ndtr, gammaln).
+    Values are cached per (α, q, z).
+
+    References
+    ----------
+    Mironov, Talwar & Zhang (2019), "Rényi Differential Privacy of the Sampled Gaussian
+    Mechanism", arXiv:1908.10530, §3.1 (integer α), §3.3 (fractional α), Thm 5 (the direction
+    D_α(μ‖μ0) dominates D_α(μ0‖μ)).
+    """
+    alpha = check_order(alpha)
+    q = check_unit_interval("q", q, include_zero=False)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    if q == 1.0:
+        return (alpha - 1.0) * alpha / (2.0 * z * z)
+    return _log_a_cached(alpha, q, z)
+
+
+def rdp_poisson_subsampled_gaussian(alpha: float, q: float, noise_multiplier: float) -> float:
+    """RDP of the Poisson-subsampled Gaussian mechanism (add/remove neighbours), an upper bound.
+
+    ``min(log A_α/(α−1), α/(2z²))``; above order 2^15 only the unsampled bound α/(2z²) is used
+    (valid, since subsampling cannot increase a Rényi divergence).
+    """
+    alpha = check_order(alpha)
+    plain = alpha / (2.0 * check_positive("noise_multiplier", noise_multiplier) ** 2)
+    if alpha > SUBSAMPLED_EXACT_MAX_ORDER:
+        return plain
+    value = log_a_poisson_subsampled_gaussian(alpha, q, noise_multiplier) / (alpha - 1.0)
+    return min(max(value, 0.0), plain)
+
+
+def amplified_pure_epsilon(epsilon: float, q: float) -> float:
+    """ε′ = log(1 + q(e^ε − 1)): an ε-DP mechanism on a Poisson subsample of rate q is ε′-DP under
+    add/remove neighbours (Li, Qardaji & Su 2012, Thm 1; Balle, Barthe & Gaboardi 2018, Thm 8)."""
+    epsilon = check_nonnegative("epsilon", epsilon)
+    q = check_unit_interval("q", q, include_zero=False)
+    return math.log1p(q * math.expm1(epsilon))
+
+
+def rdp_poisson_subsampled_laplace(alpha: float, q: float, scale: float, sensitivity: float = 1.0) -> float:
+    """RDP of the Poisson-subsampled Laplace mechanism (add/remove neighbours), an upper bound.
+
+    At integer α the exact formula of Zhu & Wang (2019), which holds for the Laplace mechanism:
+    ε(α) = 1/(α−1) log{ (1−q)^{α−1}(1 + (α−1)q) + Σ_{l=2}^{α} C(α,l) q^l (1−q)^{α−l} e^{(l−1)ε_L(l)} },
+    with ε_L the Laplace curve (:func:`rdp_laplace`); fractional α by the chord between the
+    neighbouring integer orders (convexity, :func:`interpolate_integer_curve`); always capped by
+    the amplified pure-DP curve (:func:`amplified_pure_epsilon`). Above order 4096 only the cap
+    is used.
+
+    References
+    ----------
+    Zhu & Wang (2019), "Poisson Subsampled Rényi Differential Privacy", ICML, §3 (exact formula
+    for the Gaussian and Laplace mechanisms).
+    """
+    alpha = check_order(alpha)
+    q = check_unit_interval("q", q, include_zero=False)
+    lam = check_positive("scale", scale) / check_positive("sensitivity", sensitivity)
+    cap = rdp_pure_dp(alpha, amplified_pure_epsilon(1.0 / lam, q))
+    if q == 1.0:
+        return rdp_laplace(alpha, lam)
+    if alpha > 4096:
+        return cap
+    return min(cap, interpolate_integer_curve(alpha, functools.partial(_subsampled_laplace_integer, q=q, lam=lam)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _subsampled_laplace_integer(alpha: int, q: float, lam: float) -> float:
+    log_q, log_1mq = math.log(q), math.log1p(-q)
+    head = (alpha - 1) * log_1mq + math.log1p((alpha - 1) * q)
+    if alpha < 2:
+        return 0.0
+    l = np.arange(2, alpha + 1, dtype=float)
+    log_den = np.log(2.0 * l - 1.0)
+    # (l−1)·ε_L(l) = log( l/(2l−1) e^{(l−1)/λ} + (l−1)/(2l−1) e^{−l/λ} )  (Mironov 2017, Prop. 6)
+    cgf = np.logaddexp(np.log(l) - log_den + (l - 1.0) / lam, np.log(l - 1.0) - log_den - l / lam)
+    log_binom = special.gammaln(alpha + 1.0) - special.gammaln(l + 1.0) - special.gammaln(alpha - l + 1.0)
+    terms = np.concatenate([[head], log_binom + l * log_q + (alpha - l) * log_1mq + cgf])
+    return max(_lse(terms), 0.0) / (alpha - 1.0)
+
+
+# --------------------------------------------------------------------------- sampling w/o replacement
+
+
+def _log_expm1_power(eps_inf: float, j: np.ndarray) -> np.ndarray:
+    """log min(2, (e^{ε∞} − 1)^j), with ε∞ = inf allowed."""
+    if math.isinf(eps_inf):
+        return np.full_like(j, math.log(2.0))
+    if eps_inf == 0.0:
+        return np.full_like(j, -np.inf)
+    log_em1 = eps_inf + math.log(-math.expm1(-eps_inf))
+    return np.minimum(j * log_em1, math.log(2.0))
+
+
+def rdp_sampled_without_replacement(alpha: int, base_curve, eps_inf: float, gamma: float) -> float:
+    """RDP bound of a mechanism run on a subset of fixed size m drawn without replacement from n
+    records (γ = m/n), replace-one neighbours, integer orders α ≥ 2.
+
+    ε′(α) ≤ 1/(α−1) · log( 1 + γ² C(α,2) min{4(e^{ε(2)}−1), e^{ε(2)} min{2, (e^{ε(∞)}−1)²}}
+    + Σ_{j=3}^{α} γ^j C(α,j) e^{(j−1)ε(j)} min{2, (e^{ε(∞)}−1)^j} ),
+    and also ε′(α) ≤ ε(α) (joint quasi-convexity). ``base_curve(j)`` is the base mechanism's RDP
+    at order j, ``eps_inf`` its pure-DP parameter (``inf`` for the Gaussian).
+
+    References
+    ----------
+    Wang, Balle & Kasiviswanathan (2019), "Subsampled Rényi Differential Privacy and Analytical
+    Moments Accountant", AISTATS, Thm 9.
+    """
+    alpha = check_integer("alpha", alpha, minimum=2)
+    gamma = check_unit_interval("gamma", gamma, include_zero=False)
+    base_alpha = float(base_curve(float(alpha)))
+    if gamma == 1.0:
+        return base_alpha
+    eps2 = float(base_curve(2.0))
+    log_gamma = math.log(gamma)
+    two = np.array([2.0])
+    log_min2 = min(
+        math.log(4.0) + eps2 + math.log(-math.expm1(-eps2)) if eps2 > 0 else -math.inf,
+        eps2 + float(_log_expm1_power(eps_inf, two)[0]),
+    )
+    terms = [0.0, 2.0 * log_gamma + math.log(alpha * (alpha - 1.0) / 2.0) + log_min2]
+    if alpha >= 3:
+        j = np.arange(3, alpha + 1, dtype=float)
+        eps_j = np.array([base_curve(float(x)) for x in j])
+        log_binom = special.gammaln(alpha + 1.0) - special.gammaln(j + 1.0) - special.gammaln(alpha - j + 1.0)
+        terms.extend(j * log_gamma + log_binom + (j - 1.0) * eps_j + _log_expm1_power(eps_inf, j))
+    value = float(_lse(terms)) / (alpha - 1.0)
+    return min(max(value, 0.0), base_alpha)
+
+
+def interpolate_integer_curve(alpha: float, integer_curve) -> float:
+    """Extend an RDP bound known at integer orders to α > 1 (a valid upper bound).
+
+    (α−1)·D_α is convex in α (it is a cumulant generating function of the privacy loss; van Erven
+    & Harremoës 2014, Cor. 2) and zero at α = 1, so it lies below the chord between the
+    neighbouring integer orders: (α−1)D_α ≤ (n+1−α)(n−1)ε(n) + (α−n)·n·ε(n+1), n = ⌊α⌋.
+    """
+    alpha = check_order(alpha)
+    if alpha.is_integer():
+        return float(integer_curve(int(alpha)))
+    n = math.floor(alpha)
+    low = 0.0 if n == 1 else (n - 1) * float(integer_curve(n))
+    high = n * float(integer_curve(n + 1))
+    return ((n + 1 - alpha) * low + (alpha - n) * high) / (alpha - 1.0)

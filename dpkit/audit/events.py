@@ -1,0 +1,381 @@
+"""Events and attacks: the sets ``S`` whose probabilities under D and D′ are compared.
+
+An output batch is a float array of shape ``(n, d)`` (see :func:`as_outputs`). Every event
+is a small frozen, picklable value with ``evaluate(outputs) -> bool array`` so that
+confirmation can stream through any executor. Families:
+
+* **Output patterns** (:class:`PatternSetEvent`): sets of exact output rows, for discrete
+  outputs (integer codes, ⊤/⊥ vectors). A pattern seen under one input and (almost) never
+  under the other is a support-boundary event; its bound grows with the sample size, so an
+  ∞-DP bug shows as a large ε lower bound.
+* **Threshold / interval events on a feature** (:class:`FeatureSetEvent`): a coordinate,
+  an aggregate (sum, max, min, number of ⊥, arg-max) or a learned score, binned; the event is
+  a union of bins (a threshold, an interval, or any set ordered by likelihood ratio).
+* **Learned classifier attack** (:class:`LinearScore`): logistic regression, fitted by
+  Newton's method on simple features of vector outputs, as in DP-Sniper (Bichsel et al.,
+  S&P 2021, Sec. 5) but thresholded at any level, so the bound is not capped near ln(100).
+
+:func:`select_candidates` builds all of them from a *selection* sample and ranks them by the
+bound they are expected to give on a fresh confirmation sample; the statistics never reuse
+the selection sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+__all__ = [
+    "as_outputs",
+    "row_hash",
+    "Feature",
+    "LinearScore",
+    "FeatureSetEvent",
+    "PatternSetEvent",
+    "Candidate",
+    "select_candidates",
+]
+
+_MAX_PATTERNS = 4096
+_MAX_COORDS = 32
+_DISCRETE_VALUES = 64
+
+
+def as_outputs(raw: Any, n: int) -> np.ndarray:
+    """Convert ``n`` mechanism outputs to a float64 array of shape ``(n, d)``.
+
+    Booleans become 0/1, integers stay exact up to 2**53, NaN encodes ⊥. The first axis
+    must be the sample axis and have length ``n``.
+    """
+    arr = np.asarray(raw)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"mechanism outputs must be numeric (encode ⊥ as NaN or a sentinel code), got dtype {arr.dtype}"
+        )
+    if arr.ndim == 0 or arr.shape[0] != n:
+        raise ValueError(f"mechanism must return n={n} outputs along the first axis, got shape {arr.shape}")
+    return np.ascontiguousarray(arr.reshape(n, -1), dtype=np.float64)
+
+
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+
+
+def row_hash(outputs: np.ndarray) -> np.ndarray:
+    """64-bit hash of each output row (NaN and ±0 normalised); used to match exact patterns."""
+    x = np.where(np.isnan(outputs), np.nan, outputs) + 0.0
+    bits = x.view(np.uint64)
+    h = np.full(outputs.shape[0], np.uint64(0x243F6A8885A308D3))
+    with np.errstate(over="ignore"):
+        for j in range(bits.shape[1]):
+            h = (h ^ bits[:, j]) * _MULT
+            h ^= h >> np.uint64(29)
+    return h
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearScore:
+    """A learned linear score ``w · standardise(φ(x)) + b`` (logistic-regression attack).
+
+    ``φ(x)`` = the coordinates (NaN → 0), NaN indicators (if ``nan_columns``), and the row
+    sum, max and min over non-NaN entries.
+    """
+
+    weights: tuple[float, ...]
+    intercept: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    nan_columns: bool
+
+    @staticmethod
+    def features(outputs: np.ndarray, nan_columns: bool) -> np.ndarray:
+        nan = np.isnan(outputs)
+        filled = np.where(nan, 0.0, outputs)
+        allnan = nan.all(axis=1)
+        mx = np.where(allnan, 0.0, np.where(nan, -np.inf, outputs).max(axis=1))
+        mn = np.where(allnan, 0.0, np.where(nan, np.inf, outputs).min(axis=1))
+        cols = [filled] + ([nan.astype(float)] if nan_columns else [])
+        cols += [filled.sum(axis=1, keepdims=True), mx[:, None], mn[:, None]]
+        return np.hstack(cols)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        # same value as standardise(features(x)) @ w + b, without building the feature matrix
+        d = outputs.shape[1]
+        w = np.asarray(self.weights) / np.asarray(self.scale)
+        const = self.intercept - float(np.dot(w, self.mean))
+        nan = np.isnan(outputs)
+        filled = np.where(nan, 0.0, outputs)
+        allnan = nan.all(axis=1)
+        mx = np.where(allnan, 0.0, np.where(nan, -np.inf, outputs).max(axis=1))
+        mn = np.where(allnan, 0.0, np.where(nan, np.inf, outputs).min(axis=1))
+        score = filled @ w[:d] + const
+        k = d
+        if self.nan_columns:
+            score += nan @ w[d : 2 * d]
+            k = 2 * d
+        return score + filled.sum(axis=1) * w[k] + mx * w[k + 1] + mn * w[k + 2]
+
+    @classmethod
+    def fit(cls, first: np.ndarray, second: np.ndarray, iterations: int = 8, ridge: float = 1e-3,
+            max_rows: int = 5_000) -> "LinearScore":
+        """Fit ``Pr[x came from D]`` by ridge-penalised Newton–Raphson (no sklearn needed).
+
+        At most ``max_rows`` evenly spaced rows of each sample are used (the fit only steers
+        the search; thresholds are still chosen on the whole selection sample).
+        """
+        first = first[:: max(1, len(first) // max_rows)]
+        second = second[:: max(1, len(second) // max_rows)]
+        nan_columns = bool(np.isnan(first).any() or np.isnan(second).any())
+        phi = np.vstack([cls.features(first, nan_columns), cls.features(second, nan_columns)])
+        y = np.concatenate([np.ones(len(first)), np.zeros(len(second))])
+        mean = phi.mean(axis=0)
+        scale = phi.std(axis=0)
+        scale = np.where(scale > 0, scale, 1.0)
+        z = np.hstack([(phi - mean) / scale, np.ones((len(phi), 1))])
+        w = np.zeros(z.shape[1])
+        penalty = ridge * len(y) * np.eye(z.shape[1])
+        penalty[-1, -1] = 0.0
+        for _ in range(iterations):
+            p = special.expit(z @ w)
+            grad = z.T @ (p - y) + penalty @ w
+            hess = np.einsum("ni,nj->ij", z * (p * (1 - p))[:, None], z) + penalty + 1e-9 * np.eye(z.shape[1])
+            step = np.linalg.solve(hess, grad)
+            w -= step
+            if np.max(np.abs(step)) < 1e-8:
+                break
+        return cls(tuple(map(float, w[:-1])), float(w[-1]), tuple(map(float, mean)), tuple(map(float, scale)), nan_columns)
+
+
+@dataclasses.dataclass(frozen=True)
+class Feature:
+    """A scalar statistic of an output row: ``coord`` j, ``sum``, ``max``, ``min``, ``nan_count``,
+    ``argmax`` (−1 if all ⊥) or a learned ``score``."""
+
+    kind: str
+    index: int = -1
+    score: LinearScore | None = None
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        nan = np.isnan(outputs)
+        if self.kind == "coord":
+            return outputs[:, self.index]
+        if self.kind == "score":
+            assert self.score is not None
+            return self.score(outputs)
+        if self.kind == "nan_count":
+            return nan.sum(axis=1).astype(float)
+        allnan = nan.all(axis=1)
+        if self.kind == "sum":
+            return np.where(allnan, np.nan, np.where(nan, 0.0, outputs).sum(axis=1))
+        if self.kind == "max":
+            return np.where(allnan, np.nan, np.where(nan, -np.inf, outputs).max(axis=1))
+        if self.kind == "min":
+            return np.where(allnan, np.nan, np.where(nan, np.inf, outputs).min(axis=1))
+        if self.kind == "argmax":
+            return np.where(allnan, -1.0, np.argmax(np.where(nan, -np.inf, outputs), axis=1).astype(float))
+        raise ValueError(f"unknown feature kind {self.kind!r}")
+
+    def describe(self) -> str:
+        if self.kind == "coord":
+            return f"output[{self.index}]"
+        if self.kind == "score":
+            return "learned logistic score"
+        return f"{self.kind}(output)"
+
+
+def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Bin ``i`` = values in ``(edges[i-1], edges[i]]``; NaN gets the last bin ``len(edges) + 1``."""
+    idx = np.searchsorted(edges, values, side="left")
+    return np.where(np.isnan(values), len(edges) + 1, idx)
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureSetEvent:
+    """``{x : bin(feature(x)) ∈ bins}`` where bins are cut at ``edges`` (NaN has its own bin)."""
+
+    feature: Feature
+    edges: tuple[float, ...]
+    bins: tuple[int, ...]
+    shape: str
+
+    def evaluate(self, outputs: np.ndarray, cache: dict[Any, np.ndarray] | None = None) -> np.ndarray:
+        cache = {} if cache is None else cache
+        if self.feature not in cache:
+            cache[self.feature] = self.feature(outputs)
+        idx = _bin_index(cache[self.feature], np.asarray(self.edges))
+        member = np.zeros(len(self.edges) + 2, dtype=bool)
+        member[list(self.bins)] = True
+        return member[idx]
+
+    def describe(self) -> dict[str, Any]:
+        edges = np.asarray(self.edges)
+        nan_bin = len(edges) + 1
+        intervals = []
+        for b in sorted(self.bins):
+            if b == nan_bin:
+                intervals.append("⊥/NaN")
+                continue
+            lo = -math.inf if b == 0 else float(edges[b - 1])
+            hi = math.inf if b == len(edges) else float(edges[b])
+            intervals.append([lo, hi])
+        merged: list[Any] = []
+        for iv in intervals:
+            if merged and isinstance(iv, list) and isinstance(merged[-1], list) and merged[-1][1] == iv[0]:
+                merged[-1][1] = iv[1]
+            else:
+                merged.append(iv)
+        return {"family": "feature", "feature": self.feature.describe(), "shape": self.shape,
+                "set": [iv if isinstance(iv, str) else f"({iv[0]:.6g}, {iv[1]:.6g}]" for iv in merged][:12]}
+
+
+@dataclasses.dataclass(frozen=True)
+class PatternSetEvent:
+    """``{x : row x is one of the exact output patterns}`` (matched by :func:`row_hash`)."""
+
+    keys: tuple[int, ...]
+    examples: tuple[tuple[float, ...], ...]
+    shape: str
+
+    def evaluate(self, outputs: np.ndarray, cache: dict[Any, np.ndarray] | None = None) -> np.ndarray:
+        cache = {} if cache is None else cache
+        if "row_hash" not in cache:
+            cache["row_hash"] = row_hash(outputs)
+        return np.isin(cache["row_hash"], np.asarray(self.keys, dtype=np.uint64))
+
+    def describe(self) -> dict[str, Any]:
+        return {"family": "pattern", "shape": self.shape, "patterns": len(self.keys),
+                "examples": [["⊥" if math.isnan(v) else v for v in row] for row in self.examples]}
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """An event, the pair it was found on, and which input plays the role of D in the bound."""
+
+    pair_index: int
+    event: FeatureSetEvent | PatternSetEvent
+    reverse: bool
+    predicted: float
+
+
+def _predicted_bound(a: np.ndarray, na: int, b: np.ndarray, nb: int, m: int, z: float, delta: float) -> np.ndarray:
+    """Heuristic bound expected on a fresh sample of ``m`` per input (ranking only, never reported).
+
+    Selection counts are shrunk by one standard deviation against the event (winner's curse),
+    then the confirmation interval is approximated by a normal/Poisson width.
+    """
+    p1 = np.maximum(a - np.sqrt(a), 0.0) / na
+    p2 = (b + 1.0 + np.sqrt(b + 1.0)) / nb
+    lo = p1 - z * np.sqrt(p1 * (1 - p1) / m) - delta
+    up = p2 + z * np.sqrt(p2 / m) + z * z / m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(lo > 0, np.log(np.maximum(lo, 1e-300)) - np.log(up), -np.inf)
+
+
+def _best_prefixes(h1: np.ndarray, h2: np.ndarray, n1: int, n2: int, m: int, z: float, delta: float,
+                   n_ordered: int, top: int, ratio_sets: bool = True) -> list[tuple[float, np.ndarray, bool, str]]:
+    """Best unions of codes: prefixes in likelihood-ratio order (``ratio_sets``), and thresholds
+    over the first ``n_ordered`` codes (the finite bins of a feature, in increasing order), with
+    or without the ⊥/NaN code (the last one) added.
+
+    Likelihood-ratio sets are only offered for discrete codes: over fine bins of a continuous
+    feature they fit the noise of the selection sample (scattered bins with a few counts).
+    """
+    out = []
+    codes = np.arange(len(h1))
+    for reverse in (False, True):
+        a, na, b, nb = (h2, n2, h1, n1) if reverse else (h1, n1, h2, n2)
+        orders = []
+        if ratio_sets:
+            ratio = ((a + 0.5) / na) / ((b + 0.5) / nb)
+            keep = codes[a > 0]
+            orders.append(("likelihood-ratio set", keep[np.argsort(-ratio[keep], kind="stable")]))
+        if n_ordered > 1:
+            lower, upper = codes[: n_ordered - 1], codes[n_ordered - 1 : 0 : -1]
+            orders += [("lower threshold", lower), ("upper threshold", upper)]
+            if n_ordered < len(codes) and a[-1] > 0:
+                nan = codes[-1:]
+                orders += [("⊥ or lower threshold", np.concatenate([nan, lower])),
+                           ("⊥ or upper threshold", np.concatenate([nan, upper]))]
+        for shape, order in orders:
+            if len(order) == 0:
+                continue
+            ca, cb = np.cumsum(a[order]), np.cumsum(b[order])
+            pred = _predicted_bound(ca, na, cb, nb, m, z, delta)
+            for i in np.argsort(-pred)[:top]:
+                if np.isfinite(pred[i]):
+                    out.append((float(pred[i]), order[: i + 1], reverse, shape))
+    return out
+
+
+def _edges(values1: np.ndarray, values2: np.ndarray) -> np.ndarray:
+    pooled = np.concatenate([values1, values2])
+    pooled = pooled[np.isfinite(pooled)]
+    if pooled.size == 0:
+        return np.array([0.0])
+    uniq = np.unique(pooled)
+    if uniq.size <= _DISCRETE_VALUES:
+        return uniq
+    tail = np.geomspace(1e-5, 0.05, 30)
+    levels = np.unique(np.concatenate([tail, np.linspace(0.0, 1.0, 121), 1.0 - tail]))
+    pooled = np.sort(pooled)
+    qs = pooled[np.round(levels * (pooled.size - 1)).astype(int)]  # empirical quantiles
+    extremes = []
+    for v in (values1, values2):
+        v = v[np.isfinite(v)]
+        if v.size:
+            extremes += [np.nextafter(v.min(), -np.inf), v.min(), v.max()]
+    return np.unique(np.concatenate([qs, extremes]))
+
+
+def _bin_counts(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.bincount(_bin_index(values, edges), minlength=len(edges) + 2)``, via one sort."""
+    finite = np.sort(values[~np.isnan(values)])
+    cuts = np.searchsorted(finite, edges, side="right")
+    counts = np.diff(np.concatenate([[0], cuts, [finite.size]]))
+    return np.concatenate([counts, [values.size - finite.size]])
+
+
+def select_candidates(first: np.ndarray, second: np.ndarray, pair_index: int, *, delta: float,
+                      confirm_size: int, z: float, top: int = 3) -> list[Candidate]:
+    """Every event family on one pair's selection sample, ranked by predicted confirmed bound."""
+    n1, n2 = len(first), len(second)
+    d = first.shape[1]
+    found: list[Candidate] = []
+
+    def add(items: list[tuple[float, np.ndarray, bool, str]], make) -> None:
+        for pred, codes, reverse, shape in items:
+            found.append(Candidate(pair_index, make(codes, shape), reverse, pred))
+
+    # exact output patterns (discrete outputs only)
+    h1, h2 = row_hash(first), row_hash(second)
+    keys, inverse = np.unique(np.concatenate([h1, h2]), return_inverse=True)
+    if len(keys) <= min(_MAX_PATTERNS, (n1 + n2) // 10):  # discrete outputs: patterns repeat
+        c1 = np.bincount(inverse[:n1], minlength=len(keys))
+        c2 = np.bincount(inverse[n1:], minlength=len(keys))
+        pooled = np.vstack([first, second])
+        where = {int(k): i for i, k in enumerate(inverse)}  # last occurrence of each code
+
+        def make_pattern(codes: np.ndarray, shape: str) -> PatternSetEvent:
+            examples = tuple(tuple(map(float, pooled[where[int(c)]])) for c in codes[:5])
+            return PatternSetEvent(tuple(int(keys[c]) for c in codes), examples, shape)
+
+        add(_best_prefixes(c1, c2, n1, n2, confirm_size, z, delta, 0, top), make_pattern)
+
+    features = [Feature("coord", j) for j in range(min(d, _MAX_COORDS))]
+    if d > 1:
+        features += [Feature(k) for k in ("sum", "max", "min", "argmax")]
+        if np.isnan(first).any() or np.isnan(second).any():
+            features.append(Feature("nan_count"))
+        features.append(Feature("score", score=LinearScore.fit(first, second)))
+    for feature in features:
+        v1, v2 = feature(first), feature(second)
+        edges = _edges(v1, v2)
+        b1, b2 = _bin_counts(v1, edges), _bin_counts(v2, edges)
+        discrete = len(edges) <= _DISCRETE_VALUES and feature.kind != "score"
+        items = _best_prefixes(b1, b2, n1, n2, confirm_size, z, delta, len(edges) + 1, top, ratio_sets=discrete)
+        edge_t = tuple(map(float, edges))
+        add(items, lambda codes, shape, f=feature, e=edge_t: FeatureSetEvent(f, e, tuple(map(int, codes)), shape))
+    return found

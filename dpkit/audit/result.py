@@ -1,0 +1,74 @@
+"""The result of a black-box audit: the bound, the test of the claim, and how they were obtained."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+__all__ = ["AuditResult"]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "tolist"):
+        return _jsonable(value.tolist())
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditResult:
+    """Outcome of :func:`dpkit.audit.audit`.
+
+    Attributes
+    ----------
+    epsilon_lower_bound
+        With probability ≥ ``confidence`` (over the audit's own randomness) the mechanism is
+        not (ε, ``claimed_delta``)-DP for any ε below this number. ``0.0`` means no evidence.
+    violation
+        ``epsilon_lower_bound > claimed_epsilon``: the claim is contradicted.
+    p_value
+        p-value of H0 "the mechanism is (claimed_epsilon, claimed_delta)-DP" (Bonferroni over
+        the confirmed candidates); ``p_value ≤ 1 − confidence`` iff ``violation``.
+    witness
+        The input pair, the event (or attack) and the counts behind the bound.
+    samples
+        Mechanism outputs drawn in total (selection + confirmation, both inputs).
+    seconds
+        Wall-clock time of the audit.
+    claimed_epsilon, claimed_delta, confidence, seed
+        The inputs, copied back.
+    method
+        How the bound was obtained (selection/confirmation scheme, interval, correction).
+    candidates
+        Number of confirmed candidates the error budget was split over.
+    notes
+        Caveats (e.g. pairs skipped because the mechanism rejected them).
+    """
+
+    epsilon_lower_bound: float
+    violation: bool
+    p_value: float
+    witness: dict[str, Any]
+    samples: int
+    seconds: float
+    claimed_epsilon: float
+    claimed_delta: float
+    confidence: float
+    seed: Any
+    method: str
+    candidates: int = 1
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary of every field (infinities as the strings ``"inf"``/``"-inf"``)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["seed"] = self.seed if isinstance(self.seed, (int, type(None))) else repr(self.seed)
+        return _jsonable(out)

@@ -1,0 +1,168 @@
+"""Options shared by ``dpkit epsilon`` and ``dpkit calibrate``: mechanism, sampling, accountant.
+
+The command line describes one privacy event — a base mechanism, optionally subsampled,
+repeated ``--count`` times — and an accountant by name. This module turns the parsed
+options into that event (:func:`build_event`) and formats results; the numbers all come
+from :mod:`dpkit.accounting`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any, Callable
+
+from dpkit.accounting.events import (
+    GaussianEvent,
+    LaplaceEvent,
+    PoissonSampledEvent,
+    PrivacyEvent,
+    RandomizedResponseEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+)
+from dpkit.accounting.neighbouring import NeighbouringRelation
+
+MECHANISMS = ("gaussian", "laplace", "randomized-response")
+SAMPLING = ("none", "poisson", "without-replacement")
+ACCOUNTANTS = ("rdp", "zcdp", "analytic", "pld", "gdp", "approx")
+
+PARAMETER_OF = {"gaussian": "sigma", "laplace": "scale", "randomized-response": "epsilon0"}
+"""The option that sets each mechanism's privacy parameter (what ``calibrate`` computes)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, calibrating: bool) -> None:
+    """Add the mechanism, sampling, accountant and output options to ``parser``."""
+    mech = parser.add_argument_group("mechanism")
+    mech.add_argument("--mechanism", choices=MECHANISMS, default="gaussian", help="base mechanism (default gaussian)")
+    if not calibrating:
+        mech.add_argument("--sigma", type=float, help="Gaussian noise standard deviation")
+        mech.add_argument("--scale", type=float, help="Laplace noise scale b")
+        mech.add_argument("--epsilon0", type=float, help="randomized-response epsilon of one use")
+    mech.add_argument("--k", type=int, default=2, help="randomized-response arity (default 2)")
+    mech.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (L2 for gaussian, L1 for laplace; default 1)")
+    mech.add_argument("--count", type=int, default=1, help="number of adaptive repetitions (default 1)")
+    samp = parser.add_argument_group("sampling")
+    samp.add_argument("--sampling", choices=SAMPLING, default="none", help="subsampling before each use (default none)")
+    samp.add_argument("--rate", type=float, help="sampling rate q (poisson), or batch/population (without-replacement)")
+    samp.add_argument("--batch", type=int, help="batch size m (without-replacement)")
+    samp.add_argument("--population", type=int, help="population size n (without-replacement)")
+    acc = parser.add_argument_group("accounting")
+    acc.add_argument(
+        "--neighbouring",
+        choices=[r.value for r in NeighbouringRelation],
+        default=None,
+        help="neighbouring relation (default add-remove; replace-one with --sampling without-replacement)",
+    )
+    acc.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
+    acc.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp", help="accountant (default rdp)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def neighbouring(args: argparse.Namespace) -> NeighbouringRelation:
+    """The relation asked for, defaulting to the natural one of the sampling scheme."""
+    if args.neighbouring is not None:
+        return NeighbouringRelation.parse(args.neighbouring)
+    if args.sampling == "without-replacement":
+        return NeighbouringRelation.REPLACE_ONE
+    return NeighbouringRelation.ADD_REMOVE
+
+
+def base_event(mechanism: str, value: float, args: argparse.Namespace) -> PrivacyEvent:
+    """One use of the base mechanism with privacy parameter ``value``."""
+    if mechanism == "gaussian":
+        return GaussianEvent(value, args.sensitivity)
+    if mechanism == "laplace":
+        return LaplaceEvent(value, args.sensitivity)
+    return RandomizedResponseEvent(value, args.k)
+
+
+def _sampled(event: PrivacyEvent, args: argparse.Namespace) -> PrivacyEvent:
+    if args.sampling == "none":
+        for option in ("rate", "batch", "population"):
+            if getattr(args, option) is not None:
+                raise ValueError(f"--{option} needs --sampling poisson or without-replacement")
+        return event
+    if args.sampling == "poisson":
+        if args.rate is None:
+            raise ValueError("--sampling poisson needs --rate q with q in (0, 1]")
+        if args.batch is not None or args.population is not None:
+            raise ValueError("--batch/--population apply to --sampling without-replacement; use --rate for poisson")
+        return PoissonSampledEvent(event, args.rate)
+    population = args.population
+    if population is None:
+        raise ValueError("--sampling without-replacement needs --population n and --batch m (or --rate)")
+    batch = args.batch
+    if batch is None:
+        if args.rate is None:
+            raise ValueError("--sampling without-replacement needs --batch m or --rate q")
+        batch = round(args.rate * population)
+        if not math.isclose(batch, args.rate * population, rel_tol=1e-9, abs_tol=1e-9):
+            raise ValueError(
+                f"rate * population must be a whole batch size, got rate={args.rate}, population={population}"
+            )
+    elif args.rate is not None and not math.isclose(args.rate, batch / population, rel_tol=1e-9):
+        raise ValueError(f"--rate {args.rate} disagrees with --batch/--population = {batch / population}")
+    return SampledWithoutReplacementEvent(event, batch, population)
+
+
+def make_event_factory(args: argparse.Namespace) -> Callable[[float], PrivacyEvent]:
+    """``parameter -> event``: the base mechanism at ``parameter``, sampled, repeated ``--count`` times."""
+
+    def make(value: float) -> PrivacyEvent:
+        event = _sampled(base_event(args.mechanism, value, args), args)
+        return event if args.count == 1 else SelfComposedEvent(event, args.count)
+
+    return make
+
+
+def check_common(args: argparse.Namespace) -> None:
+    """Validate options that argparse cannot (mechanism-specific ones)."""
+    if args.count < 1:
+        raise ValueError(f"count must be an integer >= 1, got count={args.count}")
+    if args.mechanism != "randomized-response" and args.k != 2:
+        raise ValueError("--k applies to --mechanism randomized-response only")
+    if args.mechanism == "randomized-response" and args.sensitivity != 1.0:
+        raise ValueError("--sensitivity does not apply to randomized-response")
+
+
+def emit(payload: dict[str, Any], text: str, as_json: bool) -> None:
+    """Print ``payload`` as one JSON object, or ``text``."""
+    print(json.dumps(payload, sort_keys=True) if as_json else text)
+
+
+def fmt_up(value: float | None, digits: int = 6) -> str:
+    """``value`` rounded *up* to ``digits`` significant digits (a displayed upper bound stays one)."""
+    return _round(value, digits, ROUND_CEILING)
+
+
+def fmt_down(value: float | None, digits: int = 6) -> str:
+    """``value`` rounded *down* to ``digits`` significant digits (a displayed lower bound stays one)."""
+    return _round(value, digits, ROUND_FLOOR)
+
+
+def _round(value: float | None, digits: int, rounding: str) -> str:
+    if value is None:
+        return "n/a"
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    exact = Decimal(value)  # the exact binary value
+    rounded = exact.quantize(Decimal(1).scaleb(exact.adjusted() - digits + 1), rounding=rounding)
+    return f"{rounded.normalize():g}" if abs(exact.adjusted()) < 5 else f"{float(rounded):.{digits}g}"
+
+
+def describe(args: argparse.Namespace, parameter: str | None = None, value: float | None = None) -> str:
+    """A one-line description of the event the options describe."""
+    if args.mechanism == "randomized-response":
+        base = f"{args.k}-ary randomized response"
+    else:
+        base = f"{args.mechanism} (sensitivity {args.sensitivity:g})"
+    if parameter is not None and value is not None:
+        base += f" with {parameter}={value:.6g}"
+    if args.sampling == "poisson":
+        base += f", Poisson sampling at rate {args.rate:g}"
+    elif args.sampling == "without-replacement":
+        base += ", sampling without replacement"
+    return base + f", {args.count} time{'s' if args.count != 1 else ''}"

@@ -1,0 +1,93 @@
+"""``dpkit calibrate``: the least noise (or largest RR ε) that meets a target (ε, δ).
+
+Calibrates the privacy parameter of the chosen mechanism — σ (gaussian), scale b (laplace)
+or ε₀ (randomized-response) — with everything else (sensitivity, count, sampling) fixed,
+by :func:`dpkit.accounting.calibration.calibrate` (one-sided: the printed value meets the
+target under the chosen accountant). Examples::
+
+    dpkit calibrate --mechanism gaussian --epsilon 1 --delta 1e-5 --count 100 --accountant rdp --json
+    dpkit calibrate --mechanism gaussian --epsilon 1 --delta 1e-5 --accountant analytic --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from dpkit._validation import check_open_unit, check_positive
+from dpkit.accounting.analytic_gaussian import gaussian_sigma
+from dpkit.accounting.calibration import CalibrationResult, calibrate, calibrate_gaussian_sigma
+from dpkit.cli import _accounting_args as common
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="noise (sigma or scale) that meets a target (epsilon, delta)",
+        description="Calibrate the mechanism's parameter to a target (epsilon, delta), never on the unsafe side.",
+    )
+    parser.add_argument("--epsilon", type=float, required=True, help="target epsilon > 0")
+    parser.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance of the result (default 1e-6)")
+    common.add_arguments(parser, calibrating=True)
+    parser.set_defaults(func=run)
+
+
+def _calibrate(args: argparse.Namespace) -> CalibrationResult:
+    epsilon = check_positive("epsilon", args.epsilon)
+    delta = check_open_unit("delta", args.delta)
+    relation = common.neighbouring(args)
+    make_event = common.make_event_factory(args)
+    if args.mechanism == "gaussian":
+        if args.sampling == "none":
+            return calibrate_gaussian_sigma(
+                epsilon, delta, args.count, args.sensitivity, args.accountant, relation, rtol=args.rtol
+            )
+        exact = math.sqrt(args.count) * gaussian_sigma(epsilon, delta, args.sensitivity)
+        lower, upper, increasing = exact / 16.0, exact, True
+    elif args.mechanism == "laplace":
+        basic = args.count * args.sensitivity / epsilon  # basic composition of count ε₀-DP steps
+        lower, upper, increasing = basic / 64.0, basic, True
+    else:
+        lower, upper, increasing = epsilon / args.count, epsilon * 4.0, False
+    return calibrate(
+        make_event,
+        args.accountant,
+        target_epsilon=epsilon,
+        target_delta=delta,
+        lower=lower,
+        upper=upper,
+        increasing_privacy=increasing,
+        rtol=args.rtol,
+        neighbouring=relation,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    common.check_common(args)
+    result = _calibrate(args)
+    name = common.PARAMETER_OF[args.mechanism]
+    accounting = result.accounting
+    payload = {
+        **accounting.to_dict(),
+        name: result.parameter,
+        "parameter": result.parameter,
+        "parameter_name": name,
+        "unsafe_parameter": result.unsafe_parameter,
+        "target_epsilon": result.target_epsilon,
+        "rtol": result.rtol,
+        "calibration_method": result.method,
+        "evaluations": result.evaluations,
+        "mechanism": args.mechanism,
+        "count": args.count,
+        "sampling": args.sampling,
+    }
+    shown = common.fmt_down(result.parameter) if args.mechanism == "randomized-response" else common.fmt_up(result.parameter)
+    lines = [
+        f"{name} = {shown}  ({common.describe(args)})",
+        f"  gives epsilon <= {common.fmt_up(accounting.epsilon)} (target {args.epsilon:g}) at delta = {args.delta:g}",
+        f"  accountant {accounting.accountant} ({accounting.neighbouring.value}): {accounting.method}",
+        f"  calibration: {result.method}",
+    ]
+    common.emit(payload, "\n".join(lines), args.json)
+    return 0

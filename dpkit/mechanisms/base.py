@@ -1,0 +1,100 @@
+"""What every mechanism shares: the sampling contract, the audit adapter and input checks.
+
+Contract (every class in :mod:`dpkit.mechanisms`)
+-------------------------------------------------
+* A mechanism is a frozen dataclass built from its privacy parameter(s) or its noise
+  scale and the sensitivity; the constructor validates them.
+* ``mech.event`` is the :class:`~dpkit.accounting.events.PrivacyEvent` one call spends,
+  so an accountant can compose it.
+* ``mech.sample(value, size=None, rng=None)`` returns one output for ``size=None``, or an
+  array whose first axis has length ``size`` (independent draws for the same input).
+  ``rng`` is a :class:`numpy.random.Generator`, an int seed or ``None``; the same seed
+  gives the same outputs.
+* ``mech.as_audit_callable()`` returns ``f(database, n, rng)`` -> ``sample(database, n, rng)``,
+  the signature :func:`dpkit.audit.audit` calls.
+* ``floating_point_safe`` says whether the guarantee survives floating-point arithmetic
+  (see ``docs/mechanisms.md``): the textbook continuous samplers assume idealised reals.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from dpkit._validation import check_integer
+from dpkit.accounting.events import PrivacyEvent
+
+
+class Mechanism(abc.ABC):
+    """Base class of dpkit's mechanisms (see the module docstring for the contract)."""
+
+    floating_point_safe: ClassVar[bool] = False
+
+    @property
+    @abc.abstractmethod
+    def event(self) -> PrivacyEvent:
+        """The privacy event one call of :meth:`sample` spends."""
+
+    @abc.abstractmethod
+    def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
+        """One output (``size=None``) or ``size`` independent outputs (first axis) for ``value``."""
+
+    def as_audit_callable(self) -> Callable[[Any, int, Any], Any]:
+        """``f(database, n, rng)`` returning ``n`` outputs for the query answer ``database``.
+
+        This is the black-box signature of :func:`dpkit.audit.audit`.
+        """
+
+        def mechanism(database: Any, n: int, rng: Any) -> Any:
+            return self.sample(database, size=n, rng=rng)
+
+        mechanism.__name__ = type(self).__name__
+        mechanism.__doc__ = f"Audit adapter of {self!r}."
+        return mechanism
+
+
+def check_size(size: Any) -> int | None:
+    """``None`` or an integer ``>= 1``."""
+    if size is None:
+        return None
+    return check_integer("size", size, minimum=1)
+
+
+def check_value(value: Any, name: str = "value") -> np.ndarray:
+    """The query answer as a float array (any shape), finite and real."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got {name}={value!r}")
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got {name}={value!r}") from None
+    if np.iscomplexobj(np.asarray(value)) or isinstance(value, bool) or np.asarray(value).dtype == bool:
+        raise TypeError(f"{name} must be real (not boolean or complex), got {name}={value!r}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, got {name}={value!r}")
+    return array
+
+
+def check_vector(value: Any, name: str = "value", *, min_length: int = 1) -> np.ndarray:
+    """A finite 1-D float array with at least ``min_length`` entries."""
+    array = check_value(value, name)
+    if array.ndim != 1 or array.shape[0] < min_length:
+        raise ValueError(
+            f"{name} must be a 1-D array with at least {min_length} entries, got shape {array.shape}"
+        )
+    return array
+
+
+def output_shape(size: int | None, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` for one draw, ``(size,) + shape`` for ``size`` draws."""
+    return shape if size is None else (size,) + shape
+
+
+def finish(result: np.ndarray, size: int | None) -> Any:
+    """A Python float for a single scalar draw, else the array."""
+    if size is None and result.ndim == 0:
+        return float(result)
+    return result
+

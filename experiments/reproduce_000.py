@@ -1,0 +1,187 @@
+"""Reproduce seed 000 (PP-ADMM, IPP-ADMM; Ding et al.) on UCI Adult; writes docs/reproductions/000.md + PNG.
+
+    python experiments/reproduce_000.py --adult ../shared/data/adult [--seeds 5] [--from-json]
+
+Setting (spec 000 §4): 35,000 training rows over N = 5 agents (|D_i| = 7000), the rest for testing,
+a random connected graph (7 edges; the paper does not give its generator), η = 0.5, T = 30, δ = 1e-4,
+ε ∈ {0.5, 1, 1.5, 2, 10}, splits = 0.001, ε_i3 = 0.99 ε_i1, δ_i1 = 1e-4, β = 10^-3.5; IPP: c = 15,
+C_loss = 2, α = 1e-3, SVT share of the budget 0.1 (not given by the paper, F12). Features: the d = 104
+encoding (the paper's 41-feature encoding cannot be reconstructed, F17). Accuracy = test accuracy of the
+average of the agents' final models (the paper does not say which model, F17).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import warnings
+
+import numpy as np
+
+from dpkit.accounting.base import PaperRuleWarning
+from dpkit.algorithms.admm import decentralised_admm
+from dpkit.algorithms.centralised import centralised_fit
+from dpkit.algorithms.data import load_adult, train_test_split
+from dpkit.algorithms.evaluation import accuracy
+from dpkit.algorithms.graphs import random_connected
+from dpkit.algorithms.ipp_admm import ipp_admm
+from dpkit.algorithms.partition import partition
+from dpkit.algorithms.pp_admm import pp_admm
+from dpkit.cli.train import _single_thread_blas
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DOCS = os.path.join(HERE, "..", "docs", "reproductions")
+EPS = (0.5, 1.0, 1.5, 2.0, 10.0)
+VARIANTS = ("pp-paper", "pp-corrected", "pp-corrected-lam0.01", "ipp-paper", "ipp-corrected")
+
+
+def run(adult: str, seeds: int) -> dict:
+    data = load_adult(adult, "104")
+    out: dict = {"accuracy": {}, "epsilon": {}, "timing": [], "broadcasts": {}}
+    for seed in range(seeds):
+        train, test = train_test_split(data, 35_000, seed)
+        parts = partition(train, 5, rng=seed)
+        g = random_connected(5, 7, rng=seed)
+        out["accuracy"].setdefault("centralised (λ=1e-5)", []).append(accuracy(centralised_fit(parts, 1e-5).theta, test))
+        r = decentralised_admm(parts, g, lam=1e-5, eta=0.5, iterations=30, test=test, beta=1e-6)
+        out["accuracy"].setdefault("admm η=0.5 (paper)", []).append(r.accuracy)
+        r = decentralised_admm(parts, g, lam=1e-5, eta=1e-4, iterations=30, test=test, beta=1e-6)
+        out["accuracy"].setdefault("admm η=1e-4", []).append(r.accuracy)
+        for e in EPS:
+            runs = {
+                "pp-paper": lambda: pp_admm(parts, g, epsilon=e, test=test, rng=seed),
+                "pp-corrected": lambda: pp_admm(parts, g, epsilon=e, accounting="corrected", test=test, rng=seed),
+                "pp-corrected-lam0.01": lambda: pp_admm(parts, g, epsilon=e, accounting="corrected", lam=0.01, test=test, rng=seed),
+                "ipp-paper": lambda: ipp_admm(parts, g, epsilon=e, test=test, rng=seed),
+                "ipp-corrected": lambda: ipp_admm(parts, g, epsilon=e, accounting="corrected", test=test, rng=seed),
+            }
+            for name, call in runs.items():
+                t0 = time.perf_counter()
+                res = call()
+                if name == "pp-paper":
+                    out["timing"].append(time.perf_counter() - t0)
+                out["accuracy"].setdefault(f"{name}@{e}", []).append(res.accuracy)
+                out["epsilon"][f"{name}@{e}"] = [res.epsilon_paper, res.epsilon_corrected]
+                if name.startswith("ipp"):
+                    out["broadcasts"].setdefault(f"{name}@{e}", []).append(float(np.mean(res.config["broadcasts"])))
+        print("seed", seed, "done", flush=True)
+    return out
+
+
+def ms(values) -> str:
+    v = np.asarray(values, float)
+    return f"{v.mean():.4f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.4f}"
+
+
+def render(res: dict, seeds: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    acc, eps = res["accuracy"], res["epsilon"]
+    lines = [
+        "# Reproduction: seed 000 — PP-ADMM and IPP-ADMM (Ding et al.)",
+        "",
+        f"Produced by `python experiments/reproduce_000.py --adult ../shared/data/adult` ({seeds} seeds; mean ± std of "
+        "the test accuracy of the agents' average model). Setting: spec 000 §4 (N = 5, |D_i| = 7000, η = 0.5, T = 30, "
+        "δ = 1e-4, splits = 0.001, ε_i3 = 0.99 ε_i1, β = 10^-3.5; IPP c = 15, C_loss = 2, α = 1e-3), Adult encoded with "
+        "d = 104, a random connected graph with 7 edges.",
+        "",
+        "Columns: *paper* = noise from the paper's §3.4 pipeline (its reported ε is then the target, but the valid bound "
+        "is much larger); *corrected* = noise calibrated so that dpkit's valid bound meets the target; "
+        "*corrected, λ̂ = 0.01* = the same, with λ̂ set freely (the proximal term 2η|𝓑_i| already pays the Jacobian "
+        "term, spec 000 F7).",
+        "",
+        "## Accuracy against ε (δ = 1e-4)",
+        "",
+        "| target ε | PP paper | PP corrected | PP corrected, λ̂ = 0.01 | IPP paper | IPP corrected |",
+        "|---|---|---|---|---|---|",
+    ]
+    for e in EPS:
+        lines.append("| " + " | ".join([f"{e}"] + [ms(acc[f"{v}@{e}"]) for v in VARIANTS]) + " |")
+    lines += [
+        "",
+        f"Non-private: centralised optimum (λ̂ = 1e-5) {ms(acc['centralised (λ=1e-5)'])}; decentralised ADMM eqs. 3–4 "
+        f"with the paper's η = 0.5, T = 30: {ms(acc['admm η=0.5 (paper)'])}; with η = 1e-4, T = 30: {ms(acc['admm η=1e-4'])}.",
+        "",
+        "## The paper's ε against the valid ε of the same run",
+        "",
+        "| target ε | PP paper: reported → valid | IPP paper: reported → valid | PP corrected (valid) | IPP corrected (valid) |",
+        "|---|---|---|---|---|",
+    ]
+    for e in EPS:
+        pp, ip = eps[f"pp-paper@{e}"], eps[f"ipp-paper@{e}"]
+        lines.append(f"| {e} | {pp[0]:.4f} → {pp[1]:.3f} | {ip[0]:.4f} → {ip[1]:.3f} | {eps[f'pp-corrected@{e}'][1]:.4f} "
+                     f"| {eps[f'ipp-corrected@{e}'][1]:.4f} |")
+    t = np.asarray(res["timing"])
+    lines += [
+        "",
+        "The reported column reproduces Theorem 3.3 / 4.1 (e.g. 1.0324 for target 1, 13.484 for target 10, as in "
+        "spec 000 §3.4 — F2/F3). The valid column charges each objective-perturbation step as (ε, δ)-DP by the χ₂ "
+        "tail bound (no ε < 1 restriction, Jacobian term included), the output noise with sensitivity 2β/μ_i (F5), "
+        "and counts every δ (F11); see docs/algorithms.md.",
+        "",
+        f"IPP-ADMM mean broadcasts per agent (of c = 15): "
+        + ", ".join(f"ε={e}: {np.mean(res['broadcasts'][f'ipp-paper@{e}']):.1f}" for e in EPS) + ".",
+        "",
+        f"Timing: PP-ADMM N = 5, T = 30 on Adult took {t.mean():.2f} ± {t.std():.2f} s per run (single-threaded BLAS, "
+        "shared 2-core machine); the issue's bound is 60 s.",
+        "",
+        "![accuracy vs epsilon](000_accuracy.png)",
+        "",
+        "## What the paper claimed, and whether the reproduction agrees",
+        "- **E3** (error decreases as ε grows; PP/IPP approach the non-private error): see the table. The λ̂ rule "
+        "λ̂ ≥ 2.8Nc₁/((ε_i1−ε_i3)|D_i|) forces λ̂ ≈ 0.55/0.27/0.18/0.14/0.026 for ε = 0.5/1/1.5/2/10; with this "
+        "preprocessing the centralised optimum at λ̂ ≥ 0.27 already predicts the majority class (accuracy ≈ 0.754), so "
+        "for ε ≤ 2 the paper-faithful PP-ADMM cannot beat the majority class whatever the noise. The free-λ̂ column "
+        "shows that the rule, not the noise, is the bottleneck.",
+        "- **E2** (IPP needs less privacy than PP): not reproduced. With the paper's Lemma 4.2 sensitivity 2C_loss (no "
+        "1/|D_i|, F8) the SVT noise Lap(4cC_loss/ε₂) is orders of magnitude above the quality differences, so the "
+        "broadcast decisions are essentially random; agents whose noisy threshold is high never broadcast.",
+        "- With the paper's η = 0.5 and T = 30, non-private decentralised ADMM on this encoding has not left the "
+        "majority-class predictor after 30 iterations (the proximal term dominates the loss curvature); a small η "
+        "reaches ≈ 0.84 but makes σ_i2 ∝ 1/(λ̂/N + 2η|𝓑_i|) large. The paper's figures cannot be compared numerically "
+        "(no values are printed, spec 000 §4).",
+        "- The paper's ε (Theorems 3.3/4.1) is not a valid bound: the valid ε of the paper's own noise is 4–10× larger.",
+    ]
+    with open(os.path.join(DOCS, "000.md"), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for v in VARIANTS:
+        ax.errorbar(EPS, [np.mean(acc[f"{v}@{e}"]) for e in EPS], yerr=[np.std(acc[f"{v}@{e}"]) for e in EPS],
+                    marker="o", capsize=3, label=v)
+    ax.axhline(np.mean(acc["centralised (λ=1e-5)"]), color="k", ls="--", label="centralised")
+    ax.axhline(np.mean(acc["admm η=0.5 (paper)"]), color="gray", ls=":", label="ADMM η=0.5, T=30")
+    ax.set_xscale("log")
+    ax.set_xlabel("target ε (δ = 1e-4)")
+    ax.set_ylabel("test accuracy")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(DOCS, "000_accuracy.png"), dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--adult", default=os.path.join(HERE, "..", "..", "shared", "data", "adult"))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--from-json", action="store_true", help="re-render from experiments/results/000.json")
+    args = parser.parse_args()
+    _single_thread_blas()
+    warnings.simplefilter("ignore", PaperRuleWarning)
+    path = os.path.join(HERE, "results", "000.json")
+    if args.from_json:
+        with open(path, encoding="utf-8") as handle:
+            res = json.load(handle)
+    else:
+        res = run(args.adult, args.seeds)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(res, handle, indent=1)
+    render(res, args.seeds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""Sparse vector family: exact output laws (quadrature over the threshold noise), privacy, encoding."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from _mech_stats import ALPHA, chisquare_pvalue
+from scipy import integrate, stats
+
+from dpkit.accounting.approx_dp import ApproxDPAccountant
+from dpkit.accounting.zcdp import event_rho
+from dpkit.mechanisms import AboveThreshold, NumericSparse, SparseVector, SparseVectorWithGap, svt_budget_split
+
+
+def lap_sf(x: float, b: float) -> float:
+    """P(Lap(b) ≥ x)."""
+    return 1 - 0.5 * math.exp(x / b) if x < 0 else 0.5 * math.exp(-x / b)
+
+
+def svt_patterns(m: int, cutoff: int) -> list[tuple[int, ...]]:
+    """Every possible output row of Lyu Alg. 1 with m queries and cut-off c."""
+    out = []
+    for bits in itertools.product((0, 1), repeat=m):
+        row, count = [], 0
+        for b in bits:
+            row.append(b if count < cutoff else -1)
+            count += b if count < cutoff else 0
+        out.append(tuple(row))
+    return sorted(set(out))
+
+
+def svt_law(queries, threshold, threshold_scale, query_scale, cutoff):
+    """Exact P(row) = ∫ Lap density(r) Π_answered P(q_i + ν_i ≥ T + r or not) dr (independent of dpkit)."""
+    patterns = svt_patterns(len(queries), cutoff)
+    law = {}
+    for row in patterns:
+        def integrand(r, row=row):
+            value = math.exp(-abs(r) / threshold_scale) / (2 * threshold_scale)
+            for q, code in zip(queries, row):
+                if code == -1:
+                    continue
+                up = lap_sf(threshold + r - q, query_scale)
+                value *= up if code == 1 else 1 - up
+            return value
+        kinks = sorted({0.0, *[q - threshold for q in queries]})
+        edges = [-np.inf, *kinks, np.inf]
+        law[row] = sum(integrate.quad(integrand, a, b, epsabs=1e-14, epsrel=1e-11, limit=200)[0]
+                       for a, b in zip(edges[:-1], edges[1:]))
+    return law
+
+
+def test_svt_law_matches_exact_and_is_private():
+    svt = SparseVector(epsilon1=0.4, epsilon2=0.6, threshold=1.0, cutoff=2, sensitivity=1.0)
+    queries = [0.5, 1.5, 0.0, 2.0]
+    law = svt_law(queries, svt.threshold, svt.threshold_scale, svt.query_scale, svt.cutoff)
+    assert sum(law.values()) == pytest.approx(1.0, abs=1e-9)
+    runs = svt.sample(queries, size=100_000, rng=21)
+    assert runs.dtype == np.int8
+    keys = list(law)
+    index = {k: i for i, k in enumerate(keys)}
+    counts = np.zeros(len(keys))
+    for row, n in zip(*np.unique(runs, axis=0, return_counts=True)):
+        counts[index[tuple(int(x) for x in row)]] += n  # KeyError would mean an impossible row
+    assert chisquare_pvalue(counts, np.array([law[k] for k in keys])) > ALPHA
+    # privacy by exact computation: neighbouring query vectors (each query moves by ≤ Δ)
+    for shift in ([1, 1, 1, 1], [-1, -1, -1, -1], [1, -1, 1, -1], [-1, 1, -1, 1], [0, 1, 0, -1]):
+        other = svt_law(list(np.add(queries, shift)), svt.threshold, svt.threshold_scale, svt.query_scale, 2)
+        worst = max(abs(math.log(law[k] / other[k])) for k in keys)
+        assert worst <= svt.epsilon + 1e-7
+
+
+def test_svt_encoding_and_cutoff():
+    svt = SparseVector(0.5, 0.5, threshold=0.0, cutoff=3)
+    runs = svt.sample(np.linspace(-3, 3, 12), size=5_000, rng=4)
+    assert set(np.unique(runs)) <= {-1, 0, 1}
+    tops = (runs == 1).sum(axis=1)
+    assert tops.max() <= 3
+    for row in runs[:200]:
+        hits = np.flatnonzero(row == 1)
+        if hits.size == 3:  # everything after the third ⊤ is unanswered, nothing before is
+            assert np.all(row[hits[-1] + 1 :] == -1) and np.all(row[: hits[-1]] >= 0)
+        else:
+            assert np.all(row >= 0)
+
+
+def test_threshold_drawn_once_per_run():
+    """With no query noise variance to speak of, answers of one run share one threshold draw:
+    identical queries get identical answers within a run (a redrawn threshold would split them)."""
+    svt = SparseVector(epsilon1=1.0, epsilon2=1e6, threshold=0.0, cutoff=10)
+    runs = svt.sample(np.zeros(10), size=2_000, rng=6)
+    assert np.all((runs == runs[:, :1]) | (runs == -1))
+    # each run is all ⊤ or all ⊥ with probability 1/2 (P(Lap ≤ 0)); binomial test
+    assert stats.binomtest(int((runs[:, 0] == 1).sum()), 2_000, 0.5).pvalue > ALPHA
+
+
+def test_budget_split_rule():
+    e1, e2 = svt_budget_split(2.0, 15)
+    assert e1 / 2.0 == pytest.approx(0.0938536, abs=1e-7)  # spec 000 §2.4
+    assert e2 / e1 == pytest.approx(30 ** (2 / 3), rel=1e-12)
+    assert e1 + e2 <= 2.0
+    m1, m2 = svt_budget_split(1.0, 8, monotonic=True)
+    assert m2 / m1 == pytest.approx(4.0, rel=1e-12)
+
+
+def test_scales_and_paper_threshold():
+    svt = SparseVector(0.2, 0.8, threshold=0.0, cutoff=4, sensitivity=2.0)
+    assert svt.threshold_scale == pytest.approx(10.0)
+    assert svt.query_scale == pytest.approx(2 * 4 * 2.0 / 0.8)
+    assert SparseVector(0.2, 0.8, 0.0, 4, 2.0, monotonic=True).query_scale == pytest.approx(10.0)
+    paper = SparseVector(0.2, 0.8, 0.0, 4, 2.0, threshold_noise="paper_000")
+    assert paper.threshold_scale == pytest.approx(40.0)
+    assert paper.event == svt.event
+
+
+def test_svt_events():
+    svt = SparseVector.from_epsilon(1.0, threshold=0.0, cutoff=5)
+    assert ApproxDPAccountant().compose(svt.event).get_epsilon(1e-9).epsilon <= 1.0 * (1 + 1e-12)
+    assert event_rho(svt.event) == pytest.approx(0.5, rel=1e-12)
+    numeric = NumericSparse(0.1, 0.5, 0.4, threshold=0.0, cutoff=3)
+    eps = ApproxDPAccountant().compose(numeric.event).get_epsilon(1e-9).epsilon
+    assert 0.99 <= eps <= 1.0 * (1 + 1e-12)
+    at = AboveThreshold(1.0, threshold=2.0)
+    assert at.event == SparseVector(0.5, 0.5, 2.0, 1).event
+
+
+def test_above_threshold_is_sparse_vector_with_c1():
+    at = AboveThreshold(0.8, threshold=1.0, sensitivity=2.0)
+    sv = SparseVector(0.4, 0.4, 1.0, 1, 2.0)
+    q = [0.0, 3.0, 1.0, 5.0]
+    assert np.array_equal(at.sample(q, size=500, rng=2), sv.sample(q, size=500, rng=2))
+    assert at.sparse_vector.threshold_scale == pytest.approx(2 * 2.0 / 0.8)
+    assert at.sparse_vector.query_scale == pytest.approx(4 * 2.0 / 0.8)
+
+
+def test_gap_variant_matches_codes_and_gap_law():
+    sv = SparseVector(0.5, 0.5, threshold=0.0, cutoff=2)
+    gap = SparseVectorWithGap(0.5, 0.5, threshold=0.0, cutoff=2)
+    q = [-1.0, 0.5, 2.0, 0.0]
+    codes = sv.sample(q, size=2_000, rng=8)
+    gaps = gap.sample(q, size=2_000, rng=8)
+    assert gaps.dtype == np.float64
+    assert np.array_equal(np.isnan(gaps), codes != 1)
+    assert np.all(gaps[codes == 1] >= 0)
+
+
+def test_numeric_sparse_answers_law():
+    ns = NumericSparse(0.5, 0.5, 1.0, threshold=0.0, cutoff=2, sensitivity=1.0)
+    out = ns.sample([1e6, -1e6, 1e6, 1e6], size=40_000, rng=9)
+    assert np.all(np.isnan(out[:, 1])) and np.all(np.isnan(out[:, 3]))  # ⊥, then unanswered after c = 2
+    assert stats.kstest(out[:, 0] - 1e6, "laplace", args=(0.0, ns.answer_scale)).pvalue > ALPHA
+    assert ns.answer_scale == pytest.approx(2.0)
+
+
+def test_svt_same_seed_same_output_and_single_run_shape():
+    svt = SparseVector.from_epsilon(1.0, threshold=0.0, cutoff=2)
+    q = np.arange(10.0) - 5
+    assert np.array_equal(svt.sample(q, size=100, rng=1), svt.sample(q, size=100, rng=1))
+    assert svt.sample(q, rng=0).shape == (10,)
+
+
+@pytest.mark.parametrize(
+    "build,error",
+    [
+        (lambda: SparseVector(0.0, 1.0, 0.0), ValueError),
+        (lambda: SparseVector(1.0, -1.0, 0.0), ValueError),
+        (lambda: SparseVector(1.0, 1.0, float("nan")), ValueError),
+        (lambda: SparseVector(1.0, 1.0, 0.0, cutoff=0), ValueError),
+        (lambda: SparseVector(1.0, 1.0, 0.0, cutoff=1.5), TypeError),
+        (lambda: SparseVector(1.0, 1.0, 0.0, sensitivity=0.0), ValueError),
+        (lambda: SparseVector(1.0, 1.0, 0.0, threshold_noise="paper"), ValueError),
+        (lambda: SparseVector(1.0, 1.0, 0.0).sample([[1.0]]), ValueError),
+        (lambda: SparseVector(1.0, 1.0, 0.0).sample([]), ValueError),
+        (lambda: AboveThreshold(-1.0, 0.0), ValueError),
+        (lambda: NumericSparse(1.0, 1.0, 0.0, 0.0), ValueError),
+        (lambda: svt_budget_split(1.0, 0), ValueError),
+    ],
+)
+def test_svt_bad_inputs(build, error):
+    with pytest.raises(error):
+        build()
