@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
-import math
 import sys
 import time
 from pathlib import Path

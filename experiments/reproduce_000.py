@@ -67,7 +67,24 @@ def run(adult: str, seeds: int) -> dict:
                 if name.startswith("ipp"):
                     out["broadcasts"].setdefault(f"{name}@{e}", []).append(float(np.mean(res.config["broadcasts"])))
         print("seed", seed, "done", flush=True)
+    tuned_column(data, seeds, out)
     return out
+
+
+TUNED = dict(eta=0.01, splits=0.5, lam=1e-3, accounting="corrected")
+
+
+def tuned_column(data, seeds: int, out: dict) -> None:
+    """PP-ADMM with the corrected accounting and hyperparameters chosen for this encoding (one exploratory
+    seed-0 grid over η ∈ {0.05, 0.01}, splits ∈ {0.1, 0.5}, λ̂ ∈ {1e-2, 1e-3}; not the paper's)."""
+    for seed in range(seeds):
+        train, test = train_test_split(data, 35_000, seed)
+        parts = partition(train, 5, rng=seed)
+        g = random_connected(5, 7, rng=seed)
+        for e in EPS:
+            res = pp_admm(parts, g, epsilon=e, test=test, rng=seed, **TUNED)
+            out["accuracy"].setdefault(f"pp-tuned@{e}", []).append(res.accuracy)
+            out["epsilon"][f"pp-tuned@{e}"] = [res.epsilon_paper, res.epsilon_corrected]
 
 
 def ms(values) -> str:
@@ -93,15 +110,17 @@ def render(res: dict, seeds: int) -> None:
         "Columns: *paper* = noise from the paper's §3.4 pipeline (its reported ε is then the target, but the valid bound "
         "is much larger); *corrected* = noise calibrated so that dpkit's valid bound meets the target; "
         "*corrected, λ̂ = 0.01* = the same, with λ̂ set freely (the proximal term 2η|𝓑_i| already pays the Jacobian "
-        "term, spec 000 F7).",
+        "term, spec 000 F7); *tuned* = corrected accounting with η = 0.01, splits = 0.5, λ̂ = 1e-3 (chosen on a small "
+        "seed-0 grid for this encoding; not the paper's hyperparameters, and the tuning itself is not accounted).",
         "",
         "## Accuracy against ε (δ = 1e-4)",
         "",
-        "| target ε | PP paper | PP corrected | PP corrected, λ̂ = 0.01 | IPP paper | IPP corrected |",
-        "|---|---|---|---|---|---|",
+        "| target ε | PP paper | PP corrected | PP corrected, λ̂ = 0.01 | IPP paper | IPP corrected | PP corrected, tuned |",
+        "|---|---|---|---|---|---|---|",
     ]
     for e in EPS:
-        lines.append("| " + " | ".join([f"{e}"] + [ms(acc[f"{v}@{e}"]) for v in VARIANTS]) + " |")
+        tuned = ms(acc[f"pp-tuned@{e}"]) if f"pp-tuned@{e}" in acc else "not run"
+        lines.append("| " + " | ".join([f"{e}"] + [ms(acc[f"{v}@{e}"]) for v in VARIANTS] + [tuned]) + " |")
     lines += [
         "",
         f"Non-private: centralised optimum (λ̂ = 1e-5) {ms(acc['centralised (λ=1e-5)'])}; decentralised ADMM eqs. 3–4 "
@@ -133,19 +152,22 @@ def render(res: dict, seeds: int) -> None:
         "![accuracy vs epsilon](000_accuracy.png)",
         "",
         "## What the paper claimed, and whether the reproduction agrees",
-        "- **E3** (error decreases as ε grows; PP/IPP approach the non-private error): see the table. The λ̂ rule "
-        "λ̂ ≥ 2.8Nc₁/((ε_i1−ε_i3)|D_i|) forces λ̂ ≈ 0.55/0.27/0.18/0.14/0.026 for ε = 0.5/1/1.5/2/10; with this "
-        "preprocessing the centralised optimum at λ̂ ≥ 0.27 already predicts the majority class (accuracy ≈ 0.754), so "
-        "for ε ≤ 2 the paper-faithful PP-ADMM cannot beat the majority class whatever the noise. The free-λ̂ column "
-        "shows that the rule, not the noise, is the bottleneck.",
-        "- **E2** (IPP needs less privacy than PP): not reproduced. With the paper's Lemma 4.2 sensitivity 2C_loss (no "
-        "1/|D_i|, F8) the SVT noise Lap(4cC_loss/ε₂) is orders of magnitude above the quality differences, so the "
-        "broadcast decisions are essentially random; agents whose noisy threshold is high never broadcast.",
-        "- With the paper's η = 0.5 and T = 30, non-private decentralised ADMM on this encoding has not left the "
-        "majority-class predictor after 30 iterations (the proximal term dominates the loss curvature); a small η "
-        "reaches ≈ 0.84 but makes σ_i2 ∝ 1/(λ̂/N + 2η|𝓑_i|) large. The paper's figures cannot be compared numerically "
-        "(no values are printed, spec 000 §4).",
-        "- The paper's ε (Theorems 3.3/4.1) is not a valid bound: the valid ε of the paper's own noise is 4–10× larger.",
+        "- **E3** (error decreases as ε grows; PP/IPP approach the non-private error): **not reproduced with the paper's "
+        "hyperparameters.** With η = 0.5, T = 30 and θ_i^0 = 0 even non-private decentralised ADMM stays at the "
+        "majority-class predictor (≈ 0.752): the proximal weight 2η|𝓑_i| ≥ 1 dominates the loss curvature, so 30 "
+        "iterations barely move θ (the paper's 41-feature encoding, F17, may behave differently). Every paper-mode run "
+        "therefore sits at ≈ 0.75 whatever ε. In addition the λ̂ rule λ̂ ≥ 2.8Nc₁/((ε_i1−ε_i3)|D_i|) forces λ̂ ≈ "
+        "0.55/0.27/0.18/0.14/0.026 for ε = 0.5/1/1.5/2/10, and the centralised optimum at λ̂ = 0.55 is itself the "
+        "majority predictor (measured 0.754, seed 0). The *tuned* column (valid accounting) does rise with ε.",
+        "- **E2** (IPP needs less privacy than PP): **not reproduced** — IPP is worse than PP here. With Lemma 4.2's "
+        "sensitivity 2C_loss (no 1/|D_i|, F8) the SVT noise Lap(4cC_loss/ε₂) dwarfs the quality differences, so the "
+        "⊤/⊥ decisions are essentially coin flips (on average 9 of the allowed 15 broadcasts per agent at every ε); "
+        "agents whose noisy threshold is high never broadcast and stay at θ = 0, which drags the average model.",
+        "- **The paper's ε is not a valid bound**: for the paper's own noise, the valid ε is "
+        + ", ".join(f"{eps[f'pp-paper@{e}'][1] / eps[f'pp-paper@{e}'][0]:.1f}×" for e in EPS)
+        + " the reported one for PP-ADMM (ε = " + "/".join(f"{e:g}" for e in EPS) + ") and "
+        + ", ".join(f"{eps[f'ipp-paper@{e}'][1] / eps[f'ipp-paper@{e}'][0]:.1f}×" for e in EPS) + " for IPP-ADMM.",
+        "- The paper's figures print no values (spec 000 §4), so only trends can be compared.",
     ]
     with open(os.path.join(DOCS, "000.md"), "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
@@ -168,13 +190,18 @@ def main() -> None:
     parser.add_argument("--adult", default=os.path.join(HERE, "..", "..", "shared", "data", "adult"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--from-json", action="store_true", help="re-render from experiments/results/000.json")
+    parser.add_argument("--update-tuned", action="store_true", help="recompute only the tuned PP-ADMM column")
     args = parser.parse_args()
     _single_thread_blas()
     warnings.simplefilter("ignore", PaperRuleWarning)
     path = os.path.join(HERE, "results", "000.json")
-    if args.from_json:
+    if args.from_json or args.update_tuned:
         with open(path, encoding="utf-8") as handle:
             res = json.load(handle)
+        if args.update_tuned:
+            tuned_column(load_adult(args.adult, "104"), args.seeds, res)
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(res, handle, indent=1)
     else:
         res = run(args.adult, args.seeds)
         os.makedirs(os.path.dirname(path), exist_ok=True)

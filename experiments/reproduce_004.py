@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 
 import numpy as np
 
+from dpkit.algorithms import privacy as P
 from dpkit.algorithms.admm import star_admm
 from dpkit.algorithms.admm_pvp import admm_pvp
 from dpkit.algorithms.centralised import centralised_fit
@@ -49,15 +51,12 @@ def run(adult: str, seeds: int, pvp_seeds: int) -> dict:
                             record_every=10)
                 out["accuracy"].setdefault(f"dp-admm-{reg}@{e}", []).append(r.accuracy)
                 out["totals"][f"{e}"] = {"exact": r.epsilon_corrected, "zcdp": r.guarantees["zcdp"].epsilon}
-            # the same total budget, calibrated by dpkit (corrected): per-step noise from the tight total
-            r = dp_admm(parts, epsilon=out["totals"][f"{e}"]["exact"], delta=DELTA, budget="total", test=test, rng=seed,
-                        record_every=10)
-            out["accuracy"].setdefault(f"dp-admm-l2-total@{e}", []).append(r.accuracy)
             if seed < pvp_seeds and e in (0.05, 0.2):
                 r = admm_pvp(parts, epsilon=e, delta=DELTA, budget="per_iteration", test=test, rng=seed,
                              record_every=10, beta=1e-5)
                 out["accuracy"].setdefault(f"admm-pvp@{e}", []).append(r.accuracy)
         print("seed", seed, "done", flush=True)
+    total_column(data, seeds, out)
     for n in (10, 25, 50, 100, 200):
         for seed in range(seeds):
             parts, test = split(data, seed, n)
@@ -77,6 +76,19 @@ def run(adult: str, seeds: int, pvp_seeds: int) -> dict:
         dp_admm(parts, epsilon=e, delta=DELTA, budget="per_iteration", record_every=100)
         out["timing"][f"dp-admm@{e}"] = time.perf_counter() - t0
     return out
+
+
+def total_column(data, seeds: int, out: dict) -> None:
+    """DP-ADMM calibrated by dpkit to the total the paper's moments accountant would report for the
+    per-iteration budget (classical conversion, ε̄ = A + 2√(A ln(1/δ)), A = tε²/(4 ln(1.25/δ)),
+    spec 004 §3.4): same claimed total, less noise thanks to exact accounting."""
+    for seed in range(seeds):
+        parts, test = split(data, seed, 100)
+        for e in EPS:
+            ma = P.zcdp_epsilon_lemma28(100 * e * e / (4 * math.log(1.25 / DELTA)), DELTA)
+            out["totals"][f"{e}"]["moments"] = ma
+            r = dp_admm(parts, epsilon=ma, delta=DELTA, budget="total", test=test, rng=seed, record_every=10)
+            out["accuracy"].setdefault(f"dp-admm-l2-total@{e}", []).append(r.accuracy)
 
 
 def ms(values) -> str:
@@ -105,24 +117,34 @@ def render(res: dict, seeds: int) -> None:
         "an unspecified c0). dpkit reports the tight total over t = 100 iterations (exact GDP composition, valid) and the "
         "zCDP/RDP total.",
         "",
-        "| per-iteration ε | total ε (exact GDP) | total ε (zCDP, CKS) | DP-ADMM l2 | DP-ADMM l1 | DP-ADMM l2, calibrated to the exact total | ADMM-PVP (l2) |",
-        "|---|---|---|---|---|---|---|",
+        "| per-iteration ε | total ε (exact GDP) | total ε (zCDP, CKS) | total ε (moments accountant, classical) | DP-ADMM l2 | DP-ADMM l1 | DP-ADMM l2, dpkit-calibrated to the moments-accountant total | ADMM-PVP (l2) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for e in EPS:
         t = res["totals"][f"{e}"]
         pvp = ms(acc[f"admm-pvp@{e}"]) if f"admm-pvp@{e}" in acc else "not run"
-        lines.append(f"| {e} | {t['exact']:.4f} | {t['zcdp']:.4f} | {ms(acc[f'dp-admm-l2@{e}'])} | {ms(acc[f'dp-admm-l1@{e}'])} "
+        lines.append(f"| {e} | {t['exact']:.4f} | {t['zcdp']:.4f} | {t['moments']:.4f} | {ms(acc[f'dp-admm-l2@{e}'])} | {ms(acc[f'dp-admm-l1@{e}'])} "
                      f"| {ms(acc[f'dp-admm-l2-total@{e}'])} | {pvp} |")
     lines += [
         "",
         f"Non-private references: centralised logistic regression (λ = 1e-4) {ms(acc['centralised'])}; "
         f"star ADMM (Alg. 1, exact local solves, seed 0) {ms(acc['admm (non-private, Alg. 1)'])}.",
         "",
-        "**Paper's claim** (Figs. 3, 6): DP-ADMM's accuracy improves with ε and δ, approaches the non-private one, and beats "
-        "ADMM-PVP at equal per-iteration budget. **Reproduction:** see the table — the ordering DP-ADMM > PVP and the "
-        "monotone trend in ε are what we check; the paper prints no numbers, so only the trends can be compared. The "
-        "calibrated-to-total column shows that at the *same total* the exact accounting lets dpkit use less noise "
-        "than Theorem 1 (whose per-step calibration is loose, spec 004 §3.3 item 7), hence equal or better accuracy.",
+        "**Paper's claim** (Figs. 3, 6): DP-ADMM's accuracy improves with ε and δ, approaches the non-private one, and "
+        "beats ADMM-PVP at equal per-iteration budget (T14). **Reproduction:** accuracy rises monotonically with ε for "
+        "l2 and l1 (agrees). At equal per-iteration (ε, δ) — hence equal total — ADMM-PVP is *more* accurate than "
+        "DP-ADMM here (ε = 0.05 and 0.2, 3 seeds: see the table), so T14 is **not reproduced**: PVP's per-coordinate σ is "
+        "larger, but the aggregator averages 100 agents' noise and PVP's exact local solves make more progress per "
+        "iteration than DP-ADMM's single linearised step with the small η of eq. (34). The paper prints no numbers, so "
+        "only trends can be compared.",
+        "",
+        "The last DP-ADMM column takes, as the *total* budget, the value the paper's moments accountant would report for "
+        "the per-iteration (ε, δ) (classical conversion, spec 004 §3.4) and lets dpkit calibrate the noise with the "
+        "exact (GDP) accounting: same claimed total, less noise (Theorem 1's per-step calibration and the classical "
+        "conversion are both loose), equal or better accuracy.",
+        "",
+        "Non-private star ADMM (Alg. 1) with ρ = 0.1 and θ^0 = 0 is still below the centralised optimum after 100 "
+        "iterations (slow consensus at this ρ), which is why DP-ADMM is compared with the centralised reference.",
         "",
         "![accuracy vs epsilon](004_accuracy.png)",
         "",
@@ -195,12 +217,18 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--pvp-seeds", type=int, default=5)
     parser.add_argument("--from-json", action="store_true", help="re-render from experiments/results/004.json")
+    parser.add_argument("--update-total", action="store_true", help="recompute only the calibrated-to-total column")
     args = parser.parse_args()
     _single_thread_blas()
     path = os.path.join(HERE, "results", "004.json")
-    if args.from_json:
+    if args.from_json or args.update_total:
         with open(path, encoding="utf-8") as handle:
             res = json.load(handle)
+        if args.update_total:
+            res["accuracy"] = {k: v for k, v in res["accuracy"].items() if not k.startswith("dp-admm-l2-total@")}
+            total_column(load_adult(args.adult, "104"), args.seeds, res)
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(res, handle, indent=1)
     else:
         res = run(args.adult, args.seeds, args.pvp_seeds)
         os.makedirs(os.path.dirname(path), exist_ok=True)

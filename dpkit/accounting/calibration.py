@@ -21,7 +21,6 @@ Gaussian, i.e. DP-SGD; Abadi et al. 2016, Mironov, Talwar & Zhang 2019).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 from typing import Any, Callable
 
@@ -32,7 +31,7 @@ from dpkit.accounting.analytic_gaussian import AnalyticGaussianAccountant, gauss
 from dpkit.accounting.base import Accountant, AccountingResult
 from dpkit.accounting.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent, SelfComposedEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
-from dpkit.accounting.registry import ACCOUNTANTS
+from dpkit.accounting.registry import ACCOUNTANTS, accountant_class
 
 __all__ = [
     "CalibrationResult",
@@ -97,16 +96,9 @@ class CalibrationResult:
         return out
 
 
-EXTRA_ACCOUNTANTS: dict[str, str] = {
-    "analytic": "dpkit.accounting.analytic_gaussian:AnalyticGaussianAccountant",
-    "approx": "dpkit.accounting.approx_dp:ApproxDPAccountant",
-}
-"""Accountants known by name here in addition to :data:`dpkit.accounting.registry.ACCOUNTANTS`."""
-
-
 def accountant_names() -> list[str]:
     """Every accountant name :func:`accountant_factory` accepts."""
-    return sorted({*ACCOUNTANTS, *EXTRA_ACCOUNTANTS})
+    return sorted(ACCOUNTANTS)
 
 
 def accountant_factory(
@@ -115,21 +107,14 @@ def accountant_factory(
 ) -> Callable[[], Accountant]:
     """A zero-argument factory of fresh accountants from a name or a factory.
 
-    Names are those of :mod:`dpkit.accounting.registry` plus ``"analytic"``
-    (:class:`~dpkit.accounting.analytic_gaussian.AnalyticGaussianAccountant`) and ``"approx"``
-    (``dpkit.accounting.approx_dp.ApproxDPAccountant``). A name whose module is missing from
+    Names are those of :mod:`dpkit.accounting.registry`. A name whose module is missing from
     this installation gives a ``ValueError`` saying so.
     """
     relation = NeighbouringRelation.parse(neighbouring)
     if isinstance(accountant, str):
-        target = {**ACCOUNTANTS, **EXTRA_ACCOUNTANTS}.get(accountant)
-        if target is None:
+        if accountant not in ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {accountant_names()} or a factory, got accountant={accountant!r}")
-        module_name, class_name = target.split(":")
-        try:
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as error:
-            raise ValueError(f"accountant {accountant!r} is not available in this installation ({error})") from None
+        cls = accountant_class(accountant)
         return lambda: cls(neighbouring=relation)
     if callable(accountant):
         return accountant

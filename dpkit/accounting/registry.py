@@ -16,6 +16,8 @@ ACCOUNTANTS: dict[str, str] = {
     "zcdp": "dpkit.accounting.zcdp:ZCDPAccountant",
     "pld": "dpkit.accounting.pld:PLDAccountant",
     "gdp": "dpkit.accounting.gdp:GDPAccountant",
+    "analytic": "dpkit.accounting.analytic_gaussian:AnalyticGaussianAccountant",
+    "approx": "dpkit.accounting.approx_dp:ApproxDPAccountant",
 }
 
 
@@ -24,7 +26,10 @@ def accountant_class(name: str) -> type[Accountant]:
     if name not in ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {sorted(ACCOUNTANTS)}, got accountant={name!r}")
     module_name, class_name = ACCOUNTANTS[name].split(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    try:
+        return getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"accountant {name!r} is not available in this installation ({error})") from None
 
 
 def make_accountant(name: str, **kwargs: Any) -> Accountant:

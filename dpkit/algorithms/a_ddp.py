@@ -344,8 +344,8 @@ class ADDPFilter:
         self.delta = check_open_unit("delta", delta)
         self.rounds = 0
         self._event: SampledWithoutReplacementEvent | None = None
-        self._capacity = 0
         self._capacities: dict[tuple[SampledWithoutReplacementEvent, int], int] = {}
+        self._known_fit: dict[SampledWithoutReplacementEvent, int] = {}
 
     def fits(self, event: SampledWithoutReplacementEvent, rounds: int) -> bool:
         """Whether ``rounds`` copies of ``event`` fit the budget."""
@@ -359,10 +359,12 @@ class ADDPFilter:
         return rdp_to_epsilon(rdp, DEFAULT_ORDERS, self.delta)[0] <= self.epsilon
 
     def capacity(self, event: SampledWithoutReplacementEvent, limit: int = 10**7) -> int:
-        """The largest number of copies of ``event`` that fit (both bounds are monotone in the count)."""
+        """The largest number of copies of ``event`` that fit, searched up to ``limit`` (both bounds are
+        monotone in the count, so every count up to the capacity fits)."""
         key = (event, limit)
         if key not in self._capacities:
             self._capacities[key] = self._search(event, limit)
+            self._known_fit[event] = max(self._known_fit.get(event, 0), self._capacities[key])
         return self._capacities[key]
 
     def _search(self, event: SampledWithoutReplacementEvent, limit: int) -> int:
@@ -377,15 +379,15 @@ class ADDPFilter:
 
     def try_spend(self, event: SampledWithoutReplacementEvent) -> bool:
         """Admit ``event`` if the budget allows one more round (then record it); return whether it did."""
-        if self._event is None:
-            self.fits(event, 1)  # validates the event type
-            self._capacity = self.capacity(event)
-        elif event != self._event:
+        if self._event is not None and event != self._event:
             raise ValueError("ADDPFilter only composes identical rounds; use dpkit.accounting.filters for others")
-        if self.rounds + 1 > self._capacity:
-            return False
+        k = self.rounds + 1
+        if k > self._known_fit.get(event, 0):
+            if not self.fits(event, k):
+                return False
+            self._known_fit[event] = k
         self._event = event
-        self.rounds += 1
+        self.rounds = k
         return True
 
 

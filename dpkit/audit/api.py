@@ -172,6 +172,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     for i, pair in enumerate(pair_list):
         x1 = runner.sample(pair.first, n_sel, (_SELECT, i, 0))
         x2 = runner.sample(pair.second, n_sel, (_SELECT, i, 1))
+        if x1.shape[1] != x2.shape[1]:
+            raise ValueError(f"outputs on the two inputs of pair {pair.label!r} must have the same shape, "
+                             f"got {x1.shape[1]} and {x2.shape[1]} values per output")
         samples_of[i] = (x1, x2)
         per_pair[i] = select_candidates(x1, x2, i, delta=claimed_delta, confirm_size=confirm_guess, z=z)
     ranking = sorted(per_pair, key=lambda i: -max((c.predicted for c in per_pair[i]), default=-math.inf))
@@ -225,6 +228,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         ups = [BettingBound(level / 2, "upper") for _ in chosen]
         next_batch = 0
         bounds = [-math.inf] * k
+        history: list[list[tuple[int, int, int]]] = [[] for _ in chosen]  # (numerator, denominator, n) per round
         while used.max(initial=0) < m:
             n_round = min(rounds_batches * batch_size, m - int(used.max()))
             for pi, idx in by_pair.items():
@@ -235,6 +239,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
                     a, b = (c2[t], c1[t]) if chosen[j].reverse else (c1[t], c2[t])
                     lows[j].update(int(a), n_round)
                     ups[j].update(int(b), n_round)
+                    history[j].append((int(a), int(b), n_round))
                     counts[j] += (c1[t], c2[t])
                     used[j] += n_round
             next_batch += rounds_batches
@@ -249,7 +254,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
                 break
         p1s = [b.bound() for b in lows]
         p2s = [b.bound() for b in ups]
-        pvals = [level if bounds[j] > claimed_epsilon else 1.0 for j in range(k)]
+        pvals = [_sequential_p_value(history[j], claimed_epsilon, claimed_delta, level) for j in range(k)]
         method = (f"select-then-confirm (sequential): events chosen on {n_sel} outputs per input of each of "
                   f"{len(pair_list)} pairs, confirmed with betting confidence sequences (anytime valid) on up to "
                   f"{m} outputs per input; Bonferroni over {k} candidates" + ("; stopped early" if stopped_early else ""))
@@ -280,8 +285,40 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         seed=seed,
         method=method,
         candidates=k,
-        notes=("sequential p-value is a level indicator: alpha/K if refuted, else 1",) if sequential else (),
+        notes=(),
     )
+
+
+def _sequential_bound(history: list[tuple[int, int, int]], delta: float, level: float) -> float:
+    """The betting-sequence bound at ``level`` replayed on the recorded rounds."""
+    low, up = BettingBound(level / 2, "lower"), BettingBound(level / 2, "upper")
+    for a, b, n in history:
+        low.update(a, n)
+        up.update(b, n)
+    lo, hi = low.bound(), up.bound()
+    return math.log(lo - delta) - math.log(hi) if lo > delta else -math.inf
+
+
+def _sequential_p_value(history: list[tuple[int, int, int]], epsilon: float, delta: float, level: float) -> float:
+    """``inf{α : bound_α > ε}`` at the stopping time, by bisection in log α (upper end returned).
+
+    Valid at any stopping time: for each α, ``Pr_H0[∃t: bound_α(t) > ε] ≤ α`` (the bounds are
+    time-uniform), hence ``Pr_H0[p ≤ α] ≤ α``. Bracketed at ``level`` so that ``p ≤ level``
+    exactly when the level-``level`` bound exceeds ε.
+    """
+    if _sequential_bound(history, delta, level) > epsilon:
+        lo, hi = math.log(1e-300), math.log(level)
+    elif _sequential_bound(history, delta, 0.999) > epsilon:
+        lo, hi = math.log(level), math.log(0.999)
+    else:
+        return 1.0
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if _sequential_bound(history, delta, math.exp(mid)) > epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return math.exp(hi)
 
 
 def _hopeless(chosen: list[Candidate], counts: np.ndarray, used: np.ndarray, eps: float, delta: float) -> bool:

@@ -53,8 +53,10 @@ def _check_relation(relation: str) -> str:
 def check_pair(first: Any, second: Any, relation: str | None = None, sensitivity: float = 1.0, label: str = "") -> Pair:
     """Validate one pair and return it as a :class:`Pair`.
 
-    Numeric array-likes must have equal shapes and finite entries; with a ``relation`` the
-    difference must satisfy it (see the module docstring). Other objects (records, strings)
+    Numeric array-likes must have finite entries and equal shapes, except that without a
+    ``relation`` two datasets may differ by exactly one record along the first axis
+    (add/remove neighbours); with a ``relation`` the difference must satisfy it (see the
+    module docstring). Other objects (records, strings)
     are passed through unchecked: the mechanism alone knows how to read them.
 
     Raises
@@ -71,8 +73,10 @@ def check_pair(first: Any, second: Any, relation: str | None = None, sensitivity
         if relation is not None:
             raise TypeError(f"pairs checked against relation={relation!r} must be numeric arrays, got {first!r}")
         return Pair(first, second, label)
-    if a.shape != b.shape:
-        raise ValueError(f"the inputs of pair {label or (first, second)!r} must have the same shape, got {a.shape} and {b.shape}")
+    add_remove = a.ndim == b.ndim >= 1 and a.shape[1:] == b.shape[1:] and abs(a.shape[0] - b.shape[0]) == 1
+    if a.shape != b.shape and not (add_remove and relation is None):
+        raise ValueError(f"the inputs of pair {label or (first, second)!r} must have the same shape (or, for "
+                         f"add/remove neighbours, differ by one record), got {a.shape} and {b.shape}")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError(f"pair {label!r} has non-finite entries")
     if relation is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,7 +25,7 @@ from dpkit.mechanisms.base import Mechanism, check_size, check_value, finish, ou
 
 
 def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
-    """The smallest float b with Δ/b ≤ ε (b = Δ/ε, rounded up so that ε is never exceeded).
+    """The smallest float b with Δ/b ≤ ε exactly (b = Δ/ε, rounded up so that ε is never exceeded).
 
     >>> laplace_scale(0.5, 1.0)
     2.0
@@ -32,7 +33,8 @@ def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
     epsilon = check_positive("epsilon", epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
     scale = sensitivity / epsilon
-    while sensitivity / scale > epsilon:
+    # Compare exactly (as rationals): the float quotient Δ/b may round down below ε.
+    while Fraction(sensitivity) / Fraction(scale) > Fraction(epsilon):
         scale = math.nextafter(scale, math.inf)
     return scale
 

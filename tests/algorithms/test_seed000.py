@@ -240,3 +240,18 @@ def test_objective_perturbation_bound_against_exact_1d_mechanism(seed):
         bound = P.objective_perturbation_delta(eps, sigma, sens, xi)
         exact = max(np.sum(np.maximum(0.0, a - np.exp(eps) * b)) * step for a, b in ((p, q), (q, p)))
         assert 1e-12 < exact <= bound
+
+
+def test_flag_switches_change_what_they_should():
+    base = _paper(1.0)
+    f5 = _paper(1.0, sensitivity_factor=2)
+    assert np.allclose(np.array(f5.sigma2), 2 * np.array(base.sigma2))  # F5: Δ = 2β/μ doubles σ_i2
+    f6 = _paper(1.0, sigma1_uses="epsilon_i1")
+    assert np.allclose(np.array(f6.sigma1), 0.99 * np.array(base.sigma1))  # F6: ε_i1 instead of ε_i3
+    sizes = [7000] * 5
+    _, g_base = seed000_guarantees(base, sizes=sizes, beta=BETA)
+    _, g_f6 = seed000_guarantees(f6, sizes=sizes, beta=BETA)
+    _, g_f5 = seed000_guarantees(f5, sizes=sizes, beta=BETA)
+    assert g_f6["corrected"].epsilon > g_base["corrected"].epsilon > g_f5["corrected"].epsilon  # A6 / F5
+    _, g_alloc = seed000_guarantees(base, sizes=sizes, beta=BETA, paper_rho="allocated")
+    assert g_alloc["paper"].epsilon < g_base["paper"].epsilon  # F3: the theorem's ρ_i1 exceeds the allocated one

@@ -188,7 +188,14 @@ def test_bad_arguments(kwargs, match):
 def test_bad_inputs():
     mech = C.Entry(C.noisy_sum, 1.0)
     with pytest.raises(ValueError, match="same shape"):
-        audit(mech, [([1.0, 2.0], [1.0])], claimed_epsilon=1.0, samples=10_000)
+        audit(mech, [([1.0, 2.0, 3.0], [1.0])], claimed_epsilon=1.0, samples=10_000)
+    with pytest.raises(ValueError, match="same shape"):
+        audit(mech, [([[1.0, 2.0]], [[1.0, 2.0, 3.0]])], claimed_epsilon=1.0, samples=10_000)
+    with pytest.raises(ValueError, match="outputs on the two inputs"):
+        audit(lambda db, n, rng: np.zeros((n, len(db))), [([1.0, 2.0], [1.0])], claimed_epsilon=1.0, samples=10_000)
+    # add/remove neighbours (one record more) are accepted
+    ok = audit(mech, [([1.0, 1.0], [1.0])], claimed_epsilon=1.0, samples=10_000)
+    assert not ok.violation
     with pytest.raises(TypeError, match="mechanism"):
         audit("not callable", "statdp", claimed_epsilon=1.0)
     with pytest.raises(ValueError, match="pairs"):
@@ -210,6 +217,7 @@ def test_nothing_to_confirm_gives_trivial_result():
     assert r.epsilon_lower_bound == 0.0 and not r.violation and r.p_value == 1.0
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_matches_serial():
     distributed = pytest.importorskip("dask.distributed")
     from dpkit.audit.dask import audit_on_dask
@@ -220,3 +228,12 @@ def test_dask_local_cluster_matches_serial():
     with distributed.LocalCluster(n_workers=2, processes=False) as cluster, distributed.Client(cluster) as client:
         remote = audit_on_dask(client, mech, "statdp-one", **kwargs)
     assert remote.epsilon_lower_bound == serial.epsilon_lower_bound and remote.witness == serial.witness
+
+
+def test_sequential_p_value_is_consistent_with_the_bound():
+    mech = C.Entry(C.noisy_sum_half, 1.0)
+    r = audit(mech, "statdp-one", claimed_epsilon=1.0, samples=400_000, rng=3, sequential=True, batch_size=8192)
+    assert r.violation and 0 < r.p_value <= 0.05
+    close = audit(C.Entry(C.noisy_sum_half, 1.0), "statdp-one", claimed_epsilon=1.9, samples=200_000, rng=3,
+                  sequential=True, batch_size=8192)
+    assert (close.p_value <= 0.05) == close.violation

@@ -38,7 +38,10 @@ def test_statdp_contains_the_published_patterns():
 
 def test_pair_validation_errors():
     with pytest.raises(ValueError, match="same shape"):
-        check_pair([1, 2], [1, 2, 3])
+        check_pair([1, 2], [1, 2, 3, 4])
+    with pytest.raises(ValueError, match="same shape"):
+        check_pair([1.0, 2.0], [1.0], "one")
+    assert check_pair([1, 2], [1, 2, 3]).label == ""  # add/remove neighbours
     with pytest.raises(ValueError, match="more than sensitivity"):
         check_pair([1.0, 1.0], [3.0, 1.0], "componentwise")
     with pytest.raises(ValueError, match="exactly 1"):

@@ -308,12 +308,19 @@ class PLDAccountant(Accountant):
             return
         h = aligned(1e-2)
         while True:
-            width = yield h
-            if width is None:
+            sent = yield h
+            if sent is None:
                 return
-            # The width is second order in h: aim at 70% of the target in one step.
-            factor = math.sqrt(0.7 * self.target_width / width) if width > 0 else 0.5
-            new_h = aligned(h * min(max(factor, 0.02), 0.7))
+            width, order = sent
+            # Aim at 70% of the target in one step: the width is second order in h, or first
+            # order where the optimistic fallback was used (then move more cautiously).
+            if width <= 0:
+                factor = 0.5
+            elif order >= 2:
+                factor = max(math.sqrt(0.7 * self.target_width / width), 0.02)
+            else:
+                factor = max(0.7 * self.target_width / width, 0.1)
+            new_h = aligned(h * min(factor, 0.7))
             if new_h >= h:
                 new_h = aligned(h / 2)
             h = new_h
@@ -338,7 +345,7 @@ class PLDAccountant(Accountant):
             if done or self.value_discretization_interval is not None:
                 break
             try:
-                h = spacings.send(width)
+                h = spacings.send((width, min(composed.remove[1].order, composed.add[1].order)))
             except StopIteration:  # pragma: no cover - the generator is infinite in automatic mode
                 break
         composed, value = best

@@ -387,8 +387,8 @@ def discretise(loss: PrivacyLoss, h: float, tail: float, max_points: int) -> tup
         d, optimistic_probs = build(mode)
     for _ in range(200):
         bad = np.nonzero(optimistic_probs[1:-1] < tolerance[1:-1])[0] + 1
-        if bad.size == 0:
-            break
+        if bad.size == 0 or -float(np.sum(optimistic_probs[bad])) > 1e-6:
+            break  # nothing left, or too much for smoothing: the fallback below takes over
         d[bad] += -optimistic_probs[bad] * denominator / (1.0 + e_h)
         optimistic_probs = correct(d)
     negative = float(-np.sum(np.minimum(optimistic_probs, 0.0)))

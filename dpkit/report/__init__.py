@@ -1,0 +1,1 @@
+"""Reproducibility reports: provenance, Markdown/JSON/BibTeX reports and plots from dpkit's JSON outputs."""
