@@ -232,7 +232,8 @@ def alpha_for_total(epsilon: float, iterations: int, delta: float = 1e-5) -> flo
     lo, hi = 0.0, epsilon
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if mid > 0 and dvp_total_epsilon(mid, T, delta)["epsilon"] <= epsilon:
+        # margin 1e-12: the calibration certifies α up to float rounding of Φ and ᾱ
+        if mid > 0 and dvp_total_epsilon(mid * (1.0 + 1e-12), T, delta)["epsilon"] <= epsilon:
             lo = mid
         else:
             hi = mid

@@ -30,16 +30,6 @@ PAIR_NAMES = ("statdp", "statdp-one", "statdp-monotone")
 _RELATION = {"statdp": "componentwise", "statdp-one": "one", "statdp-monotone": "monotone"}
 
 
-class _Sampler:
-    """Picklable ``f(database, n, rng)`` around a :mod:`dpkit.mechanisms` object."""
-
-    def __init__(self, mechanism: Any):
-        self.mechanism = mechanism
-
-    def __call__(self, database: Any, n: int, rng: np.random.Generator) -> Any:
-        return self.mechanism.sample(database, size=n, rng=rng)
-
-
 def _builtin(name: str, args: argparse.Namespace) -> tuple[Any, str]:
     """(dpkit.mechanisms object, default pair family) for a built-in name."""
     from dpkit import mechanisms as m  # the CLI layer may use mechanisms; dpkit.audit never does
@@ -79,7 +69,7 @@ def resolve_target(args: argparse.Namespace) -> tuple[Callable[..., Any], str, s
             raise TypeError(f"--mechanism {name!r} is not callable")
         return target, "statdp", name
     mech, family = _builtin(name, args)
-    return _Sampler(mech), family, repr(mech)
+    return mech.as_audit_callable(), family, repr(mech)
 
 
 class _Bar:

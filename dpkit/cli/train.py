@@ -103,7 +103,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({k: full[k] for k in keys}))
         return 0
     acc = "n/a" if result.accuracy is None else f"{result.accuracy:.4f}"
-    paper = "null (the paper gives no total)" if result.epsilon_paper is None else f"{result.epsilon_paper:.4f} (paper's rule, not a valid bound)"
+    if result.epsilon_paper is not None:
+        paper = f"{result.epsilon_paper:.4f} (paper's rule, not a valid bound)"
+    else:
+        paper = "null (the paper gives no total)" if spec.private else "n/a (non-private)"
     corrected = "n/a (non-private)" if result.epsilon_corrected is None else f"{result.epsilon_corrected:.4f} (valid upper bound)"
     delta = full["delta"]
     print(f"algorithm        {result.algorithm}")

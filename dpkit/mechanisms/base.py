@@ -18,6 +18,8 @@ Contract (every class in :mod:`dpkit.mechanisms`)
 
 from __future__ import annotations
 
+import dataclasses
+
 import abc
 from typing import Any, Callable, ClassVar
 
@@ -44,15 +46,20 @@ class Mechanism(abc.ABC):
     def as_audit_callable(self) -> Callable[[Any, int, Any], Any]:
         """``f(database, n, rng)`` returning ``n`` outputs for the query answer ``database``.
 
-        This is the black-box signature of :func:`dpkit.audit.audit`.
+        This is the black-box signature of :func:`dpkit.audit.audit`. The adapter is picklable,
+        so it runs under a ``ProcessPoolExecutor``.
         """
+        return AuditAdapter(self)
 
-        def mechanism(database: Any, n: int, rng: Any) -> Any:
-            return self.sample(database, size=n, rng=rng)
 
-        mechanism.__name__ = type(self).__name__
-        mechanism.__doc__ = f"Audit adapter of {self!r}."
-        return mechanism
+@dataclasses.dataclass(frozen=True)
+class AuditAdapter:
+    """Picklable ``f(database, n, rng)`` around a mechanism: ``mechanism.sample(database, size=n, rng=rng)``."""
+
+    mechanism: Mechanism
+
+    def __call__(self, database: Any, n: int, rng: Any) -> Any:
+        return self.mechanism.sample(database, size=n, rng=rng)
 
 
 def check_size(size: Any) -> int | None:

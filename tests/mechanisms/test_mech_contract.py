@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from fractions import Fraction
 
 import numpy as np
@@ -73,6 +74,9 @@ def test_contract(mech, value, shape):
     # audit adapter: f(database, n, rng) -> n outputs
     audit = mech.as_audit_callable()
     assert np.array_equal(np.asarray(audit(value, 7, 3)), many, equal_nan=many.dtype.kind == "f")
+    # ... and survives pickling, so it runs in a ProcessPoolExecutor
+    unpickled = pickle.loads(pickle.dumps(audit))
+    assert np.array_equal(np.asarray(unpickled(value, 7, 3)), many, equal_nan=many.dtype.kind == "f")
     # frozen
     field = dataclasses.fields(mech)[0].name
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -156,7 +156,7 @@ class PLDAccountant(Accountant):
         target_width: float = 1e-3,
         *,
         tail_mass: float = 1e-30,
-        max_grid_points: int = 2**23,
+        max_grid_points: int = 2**22,
     ):
         super().__init__(neighbouring)
         if value_discretization_interval is not None:
@@ -294,61 +294,68 @@ class PLDAccountant(Accountant):
         self._cache[key] = composed
         return composed
 
-    def _spacings(self, pairs):
-        """Spacings to try: the fixed one, or a shrinking sequence aligned to a common lattice."""
-        lattice = self._lattice(pairs)
-
-        def aligned(h_want: float) -> float:
-            if lattice is None:
-                return h_want
-            return lattice / max(1, math.ceil(lattice / h_want - 1e-9))
-
-        if self.value_discretization_interval is not None:
-            yield self.value_discretization_interval
-            return
-        h = aligned(1e-2)
-        while True:
-            sent = yield h
-            if sent is None:
-                return
-            width, order = sent
-            # Aim at 70% of the target in one step: the width is second order in h, or first
-            # order where the optimistic fallback was used (then move more cautiously).
-            if width <= 0:
-                factor = 0.5
-            elif order >= 2:
-                factor = max(math.sqrt(0.7 * self.target_width / width), 0.02)
-            else:
-                factor = max(0.7 * self.target_width / width, 0.1)
-            new_h = aligned(h * min(factor, 0.7))
-            if new_h >= h:
-                new_h = aligned(h / 2)
-            h = new_h
+    def _aligned(self, lattice: float | None, h_want: float) -> float:
+        """The largest spacing ≤ ``h_want`` that divides the lattice of the atoms (if any)."""
+        if lattice is None:
+            return h_want
+        return lattice / max(1, math.ceil(lattice / h_want - 1e-9))
 
     def _refine(self, measure) -> tuple[_Composed, Any, list[str]]:
-        """Shrink h until ``measure(composed)`` returns (value, width) with width within target."""
+        """Shrink h until ``measure(composed)`` says the interval is narrow enough.
+
+        The next h aims at 70% of the target width assuming the width scales like h² (like
+        h where the first-order fallback was used). If the target cannot be reached within
+        ``max_grid_points``, one last step goes to a grid of at most 2¹⁹ points (or the cap)
+        and the achieved width is reported in ``notes``.
+        """
         pairs = self._pairs()
+        lattice = self._lattice(pairs)
         notes: list[str] = []
+        fixed = self.value_discretization_interval
+        if fixed is not None:
+            h = fixed
+        else:
+            # Start at 1/50 of the narrowest central spread of a step's loss (at most 0.01).
+            spreads = [hi - lo for lo, hi in (loss.bounds(0.01) for (loss, _), _ in pairs)]
+            h = self._aligned(lattice, min([1e-2] + [s / 50.0 for s in spreads if s > 0]))
+        last_step = False
         best = None
-        spacings = self._spacings(pairs)
-        h = next(spacings)
         while True:
             try:
                 composed = self._compose_at(h, pairs)
             except GridTooLargeError as error:
+                if best is None and fixed is None and h < 1.0:
+                    h = self._aligned(lattice, 4.0 * h) if lattice is None or lattice >= 4.0 * h else 4.0 * h
+                    notes.append(f"grid coarsened to h={h:.3g} to fit max_grid_points")
+                    continue
                 if best is None:
                     raise
-                notes.append(f"target width not reached: the next spacing h={h:.3g} needs too many points ({error})")
+                notes.append(f"target width not reached: h={h:.3g} needs too many points ({error})")
+                composed, value = best
                 break
             value, width, done = measure(composed)
             best = (composed, value)
-            if done or self.value_discretization_interval is not None:
+            if done or fixed is not None or last_step:
                 break
-            try:
-                h = spacings.send((width, min(composed.remove[1].order, composed.add[1].order)))
-            except StopIteration:  # pragma: no cover - the generator is infinite in automatic mode
-                break
-        composed, value = best
+            order = min(composed.remove[1].order, composed.add[1].order)
+            if width <= 0:
+                factor = 0.5
+            elif order >= 2:
+                factor = math.sqrt(0.7 * self.target_width / width)
+            else:
+                factor = 0.7 * self.target_width / width
+            factor = min(factor, 0.7)
+            points = composed.grid_points / factor
+            if points > self.max_grid_points:
+                budget = min(self.max_grid_points, 2**19)
+                factor = composed.grid_points / budget  # the h multiplier that reaches the budget
+                if factor >= 0.7:
+                    notes.append(f"target width not reached within {self.max_grid_points} grid points")
+                    break
+                last_step = True
+                notes.append(f"target width not reached within {self.max_grid_points} grid points")
+            new_h = self._aligned(lattice, h * factor)
+            h = new_h if new_h < h else self._aligned(lattice, h / 2)
         if any(add is not None for (_, add), _ in pairs):
             notes.append("add and remove directions composed separately; the worse is reported")
         if any(isinstance(loss, GaussianLoss) for (loss, _), _ in pairs):
@@ -397,8 +404,7 @@ class PLDAccountant(Accountant):
         pairs = self._pairs()
         h = self.value_discretization_interval
         if h is None:
-            lattice = self._lattice(pairs)
-            h = 1e-3 if lattice is None else lattice / max(1, math.ceil(lattice / 1e-3 - 1e-9))
+            h = self._aligned(self._lattice(pairs), 1e-3)
         composed = self._compose_at(h, pairs)
         index = 0 if pessimistic else 1
         return composed.remove[index], composed.add[index]

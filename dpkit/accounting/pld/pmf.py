@@ -85,18 +85,23 @@ class LossPmf:
             value = value * (1.0 - self._roundoff) - self.deficit
         return min(1.0, max(0.0, value))
 
+    def _tail_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """For k = 0..n: S1_k = Σ_{i≥k} p_i and log S2_k = log Σ_{i≥k} p_i e^{−l_i} (log space:
+        e^{−l} overflows or underflows for losses beyond ±709)."""
+        with np.errstate(divide="ignore"):
+            log_terms = np.log(self.probs) - self.losses
+        log_s2 = np.concatenate((np.logaddexp.accumulate(log_terms[::-1])[::-1], [-np.inf]))
+        s1 = np.concatenate((np.cumsum(self.probs[::-1])[::-1], [0.0]))
+        return s1, log_s2
+
     def delta_many(self, epsilons: np.ndarray) -> np.ndarray:
         """δ(ε) for an array of ε at once (same bounds as :meth:`delta`), via tail sums."""
         eps = np.asarray(epsilons, dtype=float)
-        losses = self.losses
-        with np.errstate(over="ignore", under="ignore"):
-            scaled = self.probs * np.exp(-losses)
-        s1 = np.concatenate((np.cumsum(self.probs[::-1])[::-1], [0.0]))
-        s2 = np.concatenate((np.cumsum(scaled[::-1])[::-1], [0.0]))
-        first = np.searchsorted(losses, eps, side="right")  # first grid loss > ε
+        s1, log_s2 = self._tail_sums()
+        first = np.searchsorted(self.losses, eps, side="right")  # first grid loss > ε
         with np.errstate(over="ignore", invalid="ignore"):
-            values = s1[first] - np.exp(eps) * s2[first]
-        values = np.where(np.isnan(values), 0.0, np.maximum(values, 0.0)) + self.infinity_mass
+            values = s1[first] - np.exp(np.minimum(eps + log_s2[first], 1.0))
+        values = np.maximum(values, 0.0) + self.infinity_mass
         if self.pessimistic:
             values = values * (1.0 + self._roundoff) + 1e-16 * s1[first]
         else:
@@ -118,31 +123,23 @@ class LossPmf:
         if self.delta(0.0) <= delta:
             return 0.0
         losses = self.losses
-        probs = self.probs
-        # Tail sums strictly above each grid point j: S1_j = Σ_{i>j} p_i, S2_j = Σ_{i>j} p_i e^{-l_i}.
-        with np.errstate(over="ignore", under="ignore"):
-            scaled = probs * np.exp(-losses)
-        s1 = np.concatenate((np.cumsum(probs[::-1])[::-1][1:], [0.0]))
-        s2 = np.concatenate((np.cumsum(scaled[::-1])[::-1][1:], [0.0]))
+        s1_all, log_s2_all = self._tail_sums()
+        # Sums strictly above grid point j: index j + 1 of the inclusive tail sums.
+        s1, log_s2 = s1_all[1:], log_s2_all[1:]
         with np.errstate(over="ignore", invalid="ignore"):
-            deltas = s1 - np.exp(losses) * s2 + extra
-        deltas = np.where(np.isnan(deltas), 0.0, deltas)
+            deltas = s1 - np.exp(np.minimum(losses + log_s2, 1.0)) + extra
         candidates = np.nonzero((losses >= 0.0) & (deltas <= delta))[0]
         if candidates.size == 0:  # pragma: no cover - the top grid point always has δ = extra < delta
             return math.inf
         j = int(candidates[0])
         # On [max(0, l_{j-1}), l_j], δ(ε) = A − e^ε B with the sums above index j − 1.
-        if j == 0:
-            a_sum = float(np.sum(probs)) + extra
-            b_sum = float(np.sum(scaled))
-        else:
-            a_sum = float(s1[j - 1]) + extra
-            b_sum = float(s2[j - 1])
+        a_sum = float(s1_all[j]) + extra
+        log_b = float(log_s2_all[j])
         lower_end = float(losses[j - 1]) if j > 0 else -math.inf
-        if b_sum <= 0.0 or a_sum <= delta:
+        if not math.isfinite(log_b) or a_sum <= delta:
             value = lower_end if j > 0 else float(losses[j])
         else:
-            value = math.log((a_sum - delta) / b_sum)
+            value = math.log(a_sum - delta) - log_b
         value = min(max(value, lower_end), float(losses[j]))
         value = max(value, 0.0)
         return math.nextafter(value, math.inf if self.pessimistic else -math.inf) if value > 0 else 0.0

@@ -1,0 +1,127 @@
+"""Input documents of a report: the JSON objects that ``dpkit <command> --json`` prints.
+
+Every such object carries a provenance envelope under ``"dpkit"`` (command, argv, config,
+config_hash, environment; see :mod:`dpkit.cli.main`). :func:`load_document` reads and checks
+one, so that a report never silently works from a file it does not understand.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from dpkit.report.provenance import config_hash
+
+#: Commands whose output a report understands, and the result fields each must carry.
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    "epsilon": ("delta", "neighbouring"),
+    "calibrate": ("epsilon", "delta", "parameter", "parameter_name", "neighbouring", "mechanism", "count", "sampling"),
+    "train": ("algorithm", "accuracy", "delta", "ledger", "guarantees"),
+    "audit": ("epsilon_lower_bound", "violation", "claimed_epsilon", "claimed_delta", "confidence", "samples", "method"),
+}
+ENVELOPE_FIELDS = ("command", "argv", "config", "config_hash", "environment")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One checked input document.
+
+    Attributes
+    ----------
+    source
+        Where it came from (a path, or ``"<dict>"``).
+    command
+        The dpkit command that produced it (``epsilon``, ``calibrate``, ``train`` or ``audit``).
+    payload
+        The whole JSON object, envelope included.
+    """
+
+    source: str
+    command: str
+    payload: Mapping[str, Any]
+
+    @property
+    def envelope(self) -> Mapping[str, Any]:
+        """The provenance block (``payload["dpkit"]``)."""
+        return self.payload["dpkit"]
+
+    @property
+    def argv(self) -> list[str]:
+        return list(self.envelope["argv"])
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        return self.envelope["config"]
+
+    @property
+    def config_hash(self) -> str:
+        return str(self.envelope["config_hash"])
+
+    @property
+    def config_hash_valid(self) -> bool:
+        """Whether the stored hash is the SHA-256 of the stored configuration (a hand edit breaks it)."""
+        return config_hash(self.config) == self.config_hash
+
+
+def document_from_dict(data: Any, source: str = "<dict>") -> Document:
+    """Check a parsed JSON object and wrap it as a :class:`Document`.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` is not a dpkit JSON object (no ``"dpkit"`` envelope), comes from a command
+        a report cannot use, or lacks a field the report needs.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
+    envelope = data.get("dpkit")
+    if not isinstance(envelope, Mapping):
+        raise ValueError(
+            f"{source}: not a dpkit JSON document (no \"dpkit\" provenance block); "
+            "create it with `dpkit epsilon|calibrate|train|audit ... --json > FILE.json`"
+        )
+    missing = [field for field in ENVELOPE_FIELDS if field not in envelope]
+    if missing:
+        raise ValueError(f"{source}: the \"dpkit\" block lacks {missing}")
+    command = envelope["command"]
+    if command not in REQUIRED_FIELDS:
+        raise ValueError(f"{source}: command must be one of {sorted(REQUIRED_FIELDS)}, got command={command!r}")
+    if not isinstance(envelope["argv"], list) or not all(isinstance(a, str) for a in envelope["argv"]):
+        raise ValueError(f"{source}: \"dpkit\".argv must be a list of strings")
+    if command == "epsilon" and "results" not in data and "epsilon" not in data:
+        raise ValueError(f"{source}: an epsilon document needs \"epsilon\" or \"results\"")
+    missing = [field for field in REQUIRED_FIELDS[command] if field not in data]
+    if missing:
+        raise ValueError(f"{source}: a {command} document needs the fields {missing}")
+    return Document(source=source, command=command, payload=data)
+
+
+def load_document(path: str | Path) -> Document:
+    """Read and check the dpkit JSON document at ``path``.
+
+    Raises
+    ------
+    ValueError
+        If the file does not exist, is not JSON, or is not a usable dpkit document.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"document {str(path)!r} does not exist or is not a file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    return document_from_dict(data, str(path))
+
+
+def as_document(item: Any) -> Document:
+    """A :class:`Document` from a path, a parsed JSON mapping, or a Document."""
+    if isinstance(item, Document):
+        return item
+    if isinstance(item, (str, Path)):
+        return load_document(item)
+    if isinstance(item, Mapping):
+        return document_from_dict(item)
+    raise TypeError(f"documents must be paths, dicts or Document objects, got {type(item).__name__}")
