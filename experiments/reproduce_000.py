@@ -172,7 +172,7 @@ def render(res: dict, seeds: int) -> None:
     with open(os.path.join(DOCS, "000.md"), "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for v in VARIANTS:
+    for v in VARIANTS + (("pp-tuned",) if f"pp-tuned@{EPS[0]}" in acc else ()):
         ax.errorbar(EPS, [np.mean(acc[f"{v}@{e}"]) for e in EPS], yerr=[np.std(acc[f"{v}@{e}"]) for e in EPS],
                     marker="o", capsize=3, label=v)
     ax.axhline(np.mean(acc["centralised (λ=1e-5)"]), color="k", ls="--", label="centralised")

@@ -24,7 +24,6 @@ import platform
 import time
 from typing import Any
 
-import numpy as np
 
 from dpkit.algorithms.audit_scenarios import AuditScenario, make_scenario
 from dpkit.audit import audit, ceiling_epsilon
@@ -216,7 +215,8 @@ def render_markdown(records: list[tuple[str, AuditRecord]], total_seconds: float
         "‖∇F(θ̂)‖ ≤ β may put neighbouring θ̂ at opposite ends of the β/μ ball, so the step is 4ρ-zCDP. The claim is tested "
         "through the optimal ρ-zCDP → (ε, δ) conversion, which bounds *every* ρ-zCDP mechanism, so a violation refutes "
         "ρ-zCDP itself. dpkit's `ApproximateMinimizerNoise` defaults to sensitivity_factor=2 (corrected row).",
-        "- seed 000 A4: the Lyu-faithful SVT on quality scores with sensitivity 2C_loss, 14 StatDP-style pairs; "
+        "- seed 000 A4: the Lyu-faithful SVT on quality scores with sensitivity 2C_loss, all StatDP-style pairs "
+        "(Ding et al. 2018, with mirror images); "
         "no violation of ε₁ + ε₂ is expected (and the LB is well below it).",
         "- seed 002 F6: one A-DDP upload with σ calibrated to Δ = C; the sampled record's clipped gradient can move by 2C. "
         "The corrected pipeline calibrates to 2C.",
@@ -227,7 +227,19 @@ def render_markdown(records: list[tuple[str, AuditRecord]], total_seconds: float
         "- seed 004: one DP-ADMM iterate at the worst-case pair of spec 004 T17 (saturated opposite gradients); "
         "Theorem 1's classical Gaussian calibration is valid and loose, so no violation.",
         "",
-        "Reproduce: `/work/venv/bin/python experiments/seed_audits.py` (full) or `--quick`.",
+        "Reproduce: `/work/venv/bin/python experiments/seed_audits.py` (full) or `--quick`; "
+        "`dpkit audit --algorithm NAME` runs one scenario from the command line.",
+        "",
+        "## Run one audit yourself",
+        "",
+        ">>> from dpkit.algorithms.audit_scenarios import make_scenario",
+        ">>> from dpkit.audit import audit",
+        ">>> sc = make_scenario(\"seed002-sensitivity\")      # A-DDP upload, sigma for sensitivity C",
+        ">>> round(sc.true_epsilon, 3)                        # exact epsilon at delta = 1e-5 (true sensitivity 2C)",
+        "2.155",
+        ">>> r = audit(sc.mechanism, sc.pairs, sc.claimed_epsilon, sc.claimed_delta, samples=200_000, rng=0)",
+        ">>> r.violation, 1.0 < r.epsilon_lower_bound < sc.true_epsilon",
+        "(True, True)",
         "",
     ]
     return "\n".join(lines)
@@ -238,7 +250,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="reduced sizes (about a minute)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "audits.md"))
     parser.add_argument("--json", default=None, help="also write the records as JSON here")
+    parser.add_argument("--from-json", default=None, help="re-render the page from a JSON written by --json")
     args = parser.parse_args(argv)
+    if args.from_json:
+        data = json.loads(pathlib.Path(args.from_json).read_text(encoding="utf-8"))
+        meta = data.pop("_meta", None)
+        loaded = [(label, AuditRecord(**rec)) for label, rec in data.items()]
+        if meta is None:  # older file: the audits' own times
+            meta = {"seconds": sum(r.seconds for _, r in loaded), "quick": False}
+        pathlib.Path(args.out).write_text(render_markdown(loaded, meta["seconds"], meta["quick"]), encoding="utf-8")
+        return 0 if all(r.as_predicted for _, r in loaded) else 1
     start = time.perf_counter()
     records: list[tuple[str, AuditRecord]] = []
     for label, function, kwargs in FULL:
@@ -250,8 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - start
     pathlib.Path(args.out).write_text(render_markdown(records, total, args.quick), encoding="utf-8")
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps({label: r.to_dict() for label, r in records}, indent=2,
-                                                      default=str), encoding="utf-8")
+        payload: dict[str, Any] = {label: r.to_dict() for label, r in records}
+        payload["_meta"] = {"seconds": total, "quick": bool(args.quick)}
+        pathlib.Path(args.json).write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
     return 0 if all(r.as_predicted for _, r in records) else 1
 
 

@@ -19,7 +19,8 @@ so the paper's "adaptive" count is the precomputed k_max (spec claim 13).
 event ``SampledWithoutReplacementEvent(GaussianEvent(σ, 2C), 1, m)`` under replace-one, and
 rounds are admitted by :class:`ADDPFilter`, which refuses the round that would exceed
 (ε_total, δ_total). Its bound is the smaller of two valid ones: RDP of sampling without
-replacement (Wang, Balle & Kasiviswanathan 2019, Thm 9; :func:`rdp_sampled_wor_gaussian`) and
+replacement (Wang, Balle & Kasiviswanathan 2019, Thm 9, by dpkit's
+:class:`~dpkit.accounting.rdp.RdpAccountant` under replace-one; :func:`wor_rdp_epsilon`) and
 Theorem 1 with the true sensitivity 2C. The ε reported for a run is that bound for the rounds
 actually run.
 
@@ -61,8 +62,16 @@ from dpkit._validation import (
     check_unit_interval,
 )
 from dpkit.accounting.analytic_gaussian import gaussian_delta, gaussian_sigma
-from dpkit.accounting.base import PaperRuleWarning
-from dpkit.accounting.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from dpkit.accounting.base import AccountingResult, PaperRuleWarning
+from dpkit.accounting.events import (
+    GaussianEvent,
+    PoissonSampledEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+)
+from dpkit.accounting.neighbouring import NeighbouringRelation
+from dpkit.accounting.pld import PLDAccountant
+from dpkit.accounting.rdp import RdpAccountant
 
 __all__ = [
     "advanced_composition_split",
@@ -71,8 +80,7 @@ __all__ = [
     "theorem1_delta",
     "theorem1_epsilon",
     "theorem1_max_rounds",
-    "rdp_sampled_wor_gaussian",
-    "rdp_to_epsilon",
+    "wor_rdp_epsilon",
     "ADDPFilter",
     "ADDPConfig",
     "addp_noise",
@@ -84,9 +92,6 @@ __all__ = [
     "run_addp",
     "train_addp",
 ]
-
-DEFAULT_ORDERS: tuple[int, ...] = tuple(range(2, 65)) + (80, 96, 128, 160, 192, 256, 384, 512, 768, 1024)
-
 
 # --------------------------------------------------------------------------- per-step budget
 
@@ -271,55 +276,17 @@ def _bisect(ok: Callable[[int], bool], lo: int, hi: int) -> int:
 # --------------------------------------------------------------------------- RDP (corrected accounting)
 
 
-def rdp_sampled_wor_gaussian(alpha: int, q: float, noise_multiplier: float) -> float:
-    """Upper bound on the RDP of order α of a Gaussian run on a uniform subsample without replacement.
+def wor_rdp_epsilon(event: SampledWithoutReplacementEvent, rounds: int, delta: float,
+                    orders: Sequence[float] | None = None) -> AccountingResult:
+    """ε(δ) of ``rounds`` copies of ``event`` by RDP under replace-one (an upper bound).
 
-    Wang, Balle & Kasiviswanathan (2019), Theorem 9, replace-one relation, for a base Gaussian
-    mechanism with replace-one sensitivity Δ and noise σ (``noise_multiplier`` = σ/Δ, base RDP
-    ε(j) = j/(2 nm²), ε(∞) = ∞):
-
-        A_α ≤ 1 + q² C(α,2) min{4(e^{ε(2)} − 1), 2e^{ε(2)}} + Σ_{j=3}^{α} q^j C(α,j) · 2e^{(j−1)ε(j)},
-
-    RDP(α) = log A_α/(α − 1). Integer α ≥ 2 only; evaluated in log space.
-
-    Examples
-    --------
-    >>> round(rdp_sampled_wor_gaussian(2, 1.0, 1.0), 6) >= 1.0   # q = 1: at least the Gaussian's α/(2σ²)
-    True
+    Delegates to :class:`~dpkit.accounting.rdp.RdpAccountant` (``neighbouring="replace-one"``),
+    whose sampling-without-replacement curve is Wang, Balle & Kasiviswanathan (2019), Thm 9
+    (capped by the unsampled curve), converted by Canonne, Kamath & Steinke (2020), Prop. 12,
+    over a continuous order range (``orders=None``) or exactly the given ``orders``.
     """
-    alpha = check_integer("alpha", alpha, minimum=2)
-    q = check_unit_interval("q", q, include_zero=False)
-    nm = check_positive("noise_multiplier", noise_multiplier)
-    if q == 1.0:
-        return alpha / (2.0 * nm * nm)
-    eps2 = 2.0 / (2.0 * nm * nm)
-    term2 = (2.0 * math.log(q) + _log_comb(alpha, 2)
-             + min(math.log(4.0) + eps2 + math.log(-math.expm1(-eps2)), eps2 + math.log(2.0)))
-    j = np.arange(3, alpha + 1, dtype=float)
-    rest = j * math.log(q) + _log_comb(alpha, j) + math.log(2.0) + (j - 1.0) * j / (2.0 * nm * nm)
-    log_a = float(special.logsumexp(np.concatenate(([0.0, term2], rest))))
-    return log_a * (1.0 + 1e-12) / (alpha - 1)
-
-
-def _log_comb(n: int, k: int) -> float:
-    return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-
-
-def rdp_to_epsilon(rdp: Sequence[float], orders: Sequence[float], delta: float) -> tuple[float, float]:
-    """(ε, α*) from RDP values: min over α of rdp + log((α−1)/α) − (log δ + log α)/(α − 1).
-
-    The conversion of Canonne, Kamath & Steinke (2020), Prop. 12 (also Balle et al. 2020, Thm 21);
-    valid for every α > 1, so the minimum over any grid is an upper bound.
-    """
-    delta = check_open_unit("delta", delta)
-    best, best_order = math.inf, float("nan")
-    for r, a in zip(rdp, orders):
-        if not math.isfinite(r):
-            continue
-        eps = r + math.log1p(-1.0 / a) - (math.log(delta) + math.log(a)) / (a - 1.0)
-        if eps < best:
-            best, best_order = eps, float(a)
-    return max(0.0, best), best_order
+    accountant = RdpAccountant(NeighbouringRelation.REPLACE_ONE, orders=orders)
+    return accountant.compose(event, check_integer("rounds", rounds, minimum=1)).get_epsilon(delta)
 
 
 class ADDPFilter:
@@ -354,9 +321,7 @@ class ADDPFilter:
         g = event.event
         if theorem1_delta(self.epsilon, rounds, event.rate, g.sensitivity, g.sigma) <= self.delta:
             return True
-        nm = g.noise_multiplier
-        rdp = [rounds * rdp_sampled_wor_gaussian(a, event.rate, nm) for a in DEFAULT_ORDERS]
-        return rdp_to_epsilon(rdp, DEFAULT_ORDERS, self.delta)[0] <= self.epsilon
+        return wor_rdp_epsilon(event, rounds, self.delta).epsilon <= self.epsilon
 
     def capacity(self, event: SampledWithoutReplacementEvent, limit: int = 10**7) -> int:
         """The largest number of copies of ``event`` that fit, searched up to ``limit`` (both bounds are
@@ -464,55 +429,29 @@ def addp_round_event(sigma: float, clip: float, records_per_user: int) -> Sample
 
 
 def addp_epsilon(sigma: float, clip: float, records_per_user: int, rounds: int, delta: float,
-                 orders: Sequence[int] = DEFAULT_ORDERS) -> tuple[float, str]:
+                 orders: Sequence[float] | None = None) -> tuple[float, str]:
     """Corrected ε(δ) of ``rounds`` A-DDP rounds for one record (replace-one, Δ = 2C).
 
     The smaller of two valid upper bounds: RDP of sampling without replacement (Wang, Balle &
-    Kasiviswanathan 2019, Thm 9, converted by :func:`rdp_to_epsilon`) and Theorem 1 of the paper
-    with the true sensitivity 2C (:func:`theorem1_epsilon`; the general WBK bound is loose at
-    small ε, Theorem 1 at large ε). Returns (ε, method).
+    Kasiviswanathan 2019, Thm 9, by :func:`wor_rdp_epsilon`; ``orders=None`` searches the order
+    continuously) and Theorem 1 of the paper with the true sensitivity 2C
+    (:func:`theorem1_epsilon`; the general WBK bound is loose at small ε, Theorem 1 at large ε).
+    Returns (ε, method).
     """
     rounds = check_integer("rounds", rounds, minimum=0)
     if rounds == 0:
         return 0.0, "no rounds"
     q = 1.0 / check_integer("records_per_user", records_per_user, minimum=1)
     sigma = check_positive("sigma", sigma)
-    nm = sigma / (2.0 * check_positive("clip", clip))
-    rdp = [rounds * rdp_sampled_wor_gaussian(a, q, nm) for a in orders]
-    eps_rdp, order = rdp_to_epsilon(rdp, orders, delta)
+    clip = check_positive("clip", clip)
+    rdp = wor_rdp_epsilon(addp_round_event(sigma, clip, records_per_user), rounds, delta, orders)
     eps_t1 = theorem1_epsilon(delta, rounds, q, 2.0 * clip, sigma)
-    if eps_t1 < eps_rdp:
+    if eps_t1 < rdp.epsilon:
         return eps_t1, "Theorem 1 of seed 002 with sensitivity 2C (joint-convexity bound)"
-    return eps_rdp, f"RDP, sampling without replacement (Wang et al. 2019, Thm 9), order {order:g}"
+    return rdp.epsilon, f"RDP, sampling without replacement (Wang et al. 2019, Thm 9), order {rdp.order:g}"
 
 
 # --------------------------------------------------------------------------- comparison tables
-
-
-def _poisson_rdp(alpha: int, q: float, nm: float) -> float:
-    """RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019, integer α, add/remove)."""
-    try:  # prefer the accounting core's implementation
-        from dpkit.accounting.rdp import rdp_poisson_subsampled_gaussian  # type: ignore
-
-        return float(rdp_poisson_subsampled_gaussian(alpha, q, nm))
-    except ImportError:  # pragma: no cover - fallback while the core lacks it
-        j = np.arange(alpha + 1)
-        logs = (special.gammaln(alpha + 1) - special.gammaln(j + 1) - special.gammaln(alpha - j + 1)
-                + (alpha - j) * math.log1p(-q) + j * math.log(q) + (j * j - j) / (2.0 * nm * nm))
-        return float(special.logsumexp(logs)) / (alpha - 1)
-
-
-def _pld_epsilon(p: float, nm: float, k: int, delta: float) -> float | None:
-    """ε of k Poisson-subsampled Gaussians by dpkit's PLD accountant (None when unavailable)."""
-    try:
-        from dpkit.accounting.events import PoissonSampledEvent
-        from dpkit.accounting.registry import make_accountant
-
-        acc = make_accountant("pld")
-        acc.compose(PoissonSampledEvent(GaussianEvent(nm, 1.0), p), k)
-        return float(acc.get_epsilon(delta).epsilon)
-    except Exception:  # PLD accountant missing or unable: leave the column empty
-        return None
 
 
 def theorem1_comparison(settings: Sequence[tuple[float, float, int]], delta: float = 1e-5,
@@ -531,15 +470,16 @@ def theorem1_comparison(settings: Sequence[tuple[float, float, int]], delta: flo
     Returns
     -------
     One dict per setting: ``p, sigma_over_H, k, epsilon_theorem1, epsilon_rdp, epsilon_pld, ratio``
-    (ratio = Theorem 1 / PLD, or / RDP when PLD is unavailable). RDP and PLD are for Poisson
+    (ratio = Theorem 1 / PLD, or / RDP with ``pld=False``). RDP (:class:`~dpkit.accounting.rdp.RdpAccountant`)
+    and PLD (:class:`~dpkit.accounting.pld.PLDAccountant`, its upper bound) are for Poisson
     sampling under add/remove, the model the spec's table uses.
     """
     rows = []
     for p, nm, k in settings:
         eps_t1 = theorem1_epsilon(delta, int(k), float(p), 1.0, float(nm))
-        rdp = [int(k) * _poisson_rdp(a, float(p), float(nm)) for a in DEFAULT_ORDERS]
-        eps_rdp, _ = rdp_to_epsilon(rdp, DEFAULT_ORDERS, delta)
-        eps_pld = _pld_epsilon(float(p), float(nm), int(k), delta) if pld else None
+        event = PoissonSampledEvent(GaussianEvent(float(nm), 1.0), float(p))
+        eps_rdp = RdpAccountant().compose(event, int(k)).get_epsilon(delta).epsilon
+        eps_pld = PLDAccountant().compose(event, int(k)).get_epsilon(delta).epsilon if pld else None
         ref = eps_pld if eps_pld else eps_rdp
         rows.append({"p": p, "sigma_over_H": nm, "k": int(k), "epsilon_theorem1": eps_t1, "epsilon_rdp": eps_rdp,
                      "epsilon_pld": eps_pld, "ratio": eps_t1 / ref if ref else math.inf})
@@ -746,8 +686,6 @@ def train_addp(data: Any, *, epsilon: float, delta: float, test: Any = None, **k
     """
     from dpkit.algorithms.evaluation import accuracy
     from dpkit.algorithms.result import TrainingResult
-    from dpkit.accounting.base import AccountingResult
-    from dpkit.accounting.neighbouring import NeighbouringRelation
 
     out = run_addp(data, epsilon=epsilon, delta=delta, **kwargs)
     cfg: ADDPConfig = out["config"]

@@ -214,7 +214,7 @@ def seed000_svt(*, epsilon: float = 1.0, cutoff: int = 2, c_loss: float = 1.0, l
         expect_violation=False, prediction="no violation: the empirical lower bound stays <= epsilon1 + epsilon2 (A4)",
         corrected=False,
         parameters={"epsilon1": eps1, "epsilon2": eps2, "cutoff": cutoff, "sensitivity": sens, "queries": length,
-                    "threshold_noise": threshold_noise},
+                    "threshold_noise": threshold_noise, "pairs": len(pairs)},
     )
 
 

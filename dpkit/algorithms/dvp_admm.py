@@ -12,6 +12,9 @@ with R = ½||f||² and the logistic loss (c1 = 1/4). The per-iteration calibrati
 (:func:`dvp_calibration`) follows the proof, with the spec's two corrections: ζ = α̂/2 (the
 printed Algorithm 2 has ζ = α̂, a factor-2 error, F5) and the ratio C^R/B_p in the Jacobian
 term (the algorithm prints B_p/C^R, F6). ``literal=True`` reproduces the printed rule for audits.
+The calibration and the ℓ2-Laplace noise are implemented once, in
+:mod:`dpkit.mechanisms.dual_noise`; this module adapts them to the algorithm's names (B, C_R, ρ,
+η) and to per-node ζ.
 
 **Privacy.** Each iteration of node p is α-DP *conditionally on the public history* (spec 003
 §3.2). The paper's claim that privacy "is independent of the number of iterations" is false
@@ -46,6 +49,7 @@ from dpkit._validation import check_integer, check_nonnegative, check_open_unit,
 from dpkit.accounting.base import AccountingResult, round_up
 from dpkit.accounting.events import PureDPEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
+from dpkit.mechanisms import dual_noise
 
 __all__ = [
     "DVPCalibration",
@@ -65,107 +69,100 @@ C1_LOGISTIC = 0.25
 # --------------------------------------------------------------------------- calibration
 
 
-@dataclasses.dataclass(frozen=True)
-class DVPCalibration:
-    """Per-node, per-iteration DVP calibration (spec 003 §2.2).
+class DVPCalibration(dual_noise.DVPCalibration):
+    """:class:`dpkit.mechanisms.dual_noise.DVPCalibration` with the algorithm's (spec 003 §2.2) names.
 
-    Attributes
-    ----------
-    alpha
-        The target per-iteration α_p(t).
-    phi
-        The extra ridge Φ ≥ 0.
-    alpha_bar
-        The Jacobian (determinant) term 2 ln(1 + c1 C^R/(B_p(ρ + Φ + 2ηN_p))) actually in force.
-    alpha_hat
-        The noise term α̂.
-    zeta
-        The noise rate ζ of K(ε) ∝ exp(−ζ||ε||).
-    branch
-        ``"no-ridge"`` (α̂ > 0, Φ = 0) or ``"ridge"`` (Φ > 0, α̂ = α/2).
-    literal
-        Whether the printed Algorithm 2 rule (ζ = α̂ and B_p/C^R in the test) was used; then
-        ``guaranteed_alpha`` exceeds ``alpha``.
-    guaranteed_alpha
-        The per-iteration α the proof certifies for this calibration: ᾱ + 2ζ.
+    The fields are the shared ones (``alpha``, ``extra_regularization`` = Φ, ``zeta`` = ζ,
+    ``noise_budget`` = α̂, ``jacobian_budget`` = ᾱ(Φ), ``epsilon`` = ᾱ(Φ) + 2ζ, the certified
+    per-iteration guarantee, ``literal``); the properties below are read-only aliases.
     """
 
-    alpha: float
-    phi: float
-    alpha_bar: float
-    alpha_hat: float
-    zeta: float
-    branch: str
-    literal: bool
-    guaranteed_alpha: float
+    @property
+    def phi(self) -> float:
+        """Φ, the extra ridge (``extra_regularization``)."""
+        return self.extra_regularization
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    @property
+    def alpha_bar(self) -> float:
+        """ᾱ(Φ) = 2 ln(1 + c1 C^R/(B_p(ρ + Φ + 2ηN_p))), the Jacobian term (``jacobian_budget``)."""
+        return self.jacobian_budget
+
+    @property
+    def alpha_hat(self) -> float:
+        """α̂, the noise term (``noise_budget``)."""
+        return self.noise_budget
+
+    @property
+    def guaranteed_alpha(self) -> float:
+        """The per-iteration α the proof certifies, ᾱ(Φ) + 2ζ (``epsilon``; ≤ α unless literal)."""
+        return self.epsilon
+
+    @property
+    def branch(self) -> str:
+        """``"no-ridge"`` (Φ = 0, α̂ = α − ᾱ₀ > 0) or ``"ridge"`` (Φ > 0, α̂ = α/2)."""
+        return "ridge" if self.extra_regularization > 0.0 else "no-ridge"
 
 
 def dvp_calibration(alpha: float, *, B: int, C_R: float, rho: float, eta: float, degree: int,
                     c1: float = C1_LOGISTIC, literal: bool = False) -> DVPCalibration:
     """Φ, α̂ and ζ of Algorithm 2 for a per-iteration target α (spec 003 §2.2).
 
-    Corrected (default): κ = ρ + 2ηN_p, ᾱ₀ = 2 ln(1 + c1 C^R/(B_p κ)), α̂ = α − ᾱ₀; if α̂ ≤ 0 then
-    Φ = c1 C^R/(B_p(e^{α/4} − 1)) − κ and α̂ = α/2; ζ = α̂/2 (the proof: ||ε' − ε|| ≤ 2).
+    Delegates to :func:`dpkit.mechanisms.dual_noise.dvp_calibration` (``n_samples=B``,
+    ``loss_weight=C_R``, ``regularization=rho``, ``penalty=eta``, ``smoothness=c1``) and adds the
+    algorithm's requirement C^R ≤ B_p (spec 003 §1.2). Corrected (default): κ = ρ + 2ηN_p,
+    ᾱ₀ = 2 ln(1 + c1 C^R/(B_p κ)), α̂ = α − ᾱ₀; if α̂ ≤ 0 then Φ = c1 C^R/(B_p(e^{α/4} − 1)) − κ and
+    α̂ = α/2; ζ = α̂/2 (the proof: ||ε' − ε|| ≤ 2), rounded so that ᾱ(Φ) + 2ζ ≤ α.
     ``literal=True``: the printed rule, ᾱ₀ = 2 ln(1 + (B_p/C^R) c1/κ) and ζ = α̂.
 
     Examples
     --------
     >>> c = dvp_calibration(0.3, B=1750, C_R=1750, rho=10**-2.5, eta=0.5, degree=2)
-    >>> round(c.alpha_bar, 4), round(c.alpha_hat, 4), round(c.zeta, 4), c.phi
+    >>> round(c.jacobian_budget, 4), round(c.noise_budget, 4), round(c.zeta, 4), c.extra_regularization
     (0.2352, 0.0648, 0.0324, 0.0)
     >>> c = dvp_calibration(0.1, B=1750, C_R=1750, rho=10**-2.5, eta=0.01, degree=1)
-    >>> c.branch, round(c.phi, 3), c.alpha_hat, c.zeta
+    >>> c.branch, round(c.extra_regularization, 3), round(c.noise_budget, 12), round(c.zeta, 12)
     ('ridge', 9.852, 0.05, 0.025)
     """
-    alpha = check_positive("alpha", alpha)
     B = check_integer("B", B, minimum=1)
     C_R = check_positive("C_R", C_R)
-    rho = check_positive("rho", rho)
-    eta = check_nonnegative("eta", eta)
-    degree = check_integer("degree", degree, minimum=0)
-    c1 = check_positive("c1", c1)
     if C_R > B:
         raise ValueError(f"C_R must be <= B (spec 003 §1.2), got C_R={C_R}, B={B}")
-    kappa = rho + 2.0 * eta * degree
-    ratio = (B / C_R) if literal else (C_R / B)
-    alpha_bar0 = 2.0 * math.log1p(c1 * ratio / kappa)
-    alpha_hat = alpha - alpha_bar0
-    if alpha_hat > 0.0:
-        phi, branch = 0.0, "no-ridge"
-    else:
-        phi = c1 * C_R / (B * math.expm1(alpha / 4.0)) - kappa
-        alpha_hat, branch = alpha / 2.0, "ridge"
-    zeta = alpha_hat if literal else alpha_hat / 2.0
-    alpha_bar = 2.0 * math.log1p(c1 * C_R / (B * (kappa + phi)))
-    guaranteed = alpha_bar + 2.0 * zeta
-    if not literal:
-        guaranteed = max(guaranteed, alpha)  # equal up to rounding by construction
-    return DVPCalibration(alpha, phi, alpha_bar, alpha_hat, zeta, branch, bool(literal), guaranteed)
+    shared = dual_noise.dvp_calibration(
+        alpha, n_samples=B, loss_weight=C_R, regularization=check_positive("rho", rho),
+        penalty=check_nonnegative("eta", eta), degree=check_integer("degree", degree, minimum=0),
+        smoothness=check_positive("c1", c1), literal=literal)
+    return DVPCalibration(**dataclasses.asdict(shared))
 
 
 def pvp_zeta(alpha: float, *, B: int, C_R: float, rho: float, eta: float, degree: int) -> float:
-    """ζ of the derived PVP baseline: α B_p (ρ + 2ηN_p)/(2C^R) (spec 003 §2.4, NOT from the paper).
+    """ζ of the derived PVP baseline, ≈ α B_p (ρ + 2ηN_p)/(2C^R) (spec 003 §2.4, NOT from the paper).
 
     The L2 sensitivity of one exact ADMM step's argmin given the history is
-    2C^R/(B_p(ρ + 2ηN_p)); K(ε) ∝ exp(−ζ||ε||) with ζ = α/sensitivity is α-DP.
+    Δ = 2C^R/(B_p(ρ + 2ηN_p)); ζ is :meth:`dpkit.mechanisms.dual_noise.L2LaplaceMechanism.from_epsilon`
+    (α, Δ), i.e. α/Δ rounded down so that ζΔ ≤ α.
+
+    >>> round(pvp_zeta(1.0, B=20, C_R=20.0, rho=0.1, eta=0.5, degree=1), 12)
+    0.55
     """
-    alpha = check_positive("alpha", alpha)
-    return alpha * check_integer("B", B, minimum=1) * (check_positive("rho", rho) + 2.0 * check_nonnegative("eta", eta)
-                                                        * check_integer("degree", degree, minimum=0)) / (2.0 * check_positive("C_R", C_R))
+    kappa = check_positive("rho", rho) + 2.0 * check_nonnegative("eta", eta) * check_integer("degree", degree, minimum=0)
+    sensitivity = 2.0 * check_positive("C_R", C_R) / (check_integer("B", B, minimum=1) * kappa)
+    return dual_noise.L2LaplaceMechanism.from_epsilon(alpha, sensitivity=sensitivity).zeta
 
 
 def sample_l2_laplace(zeta: float | np.ndarray, d: int, size: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """Draws from K(ε) ∝ exp(−ζ||ε||₂) on R^d: radius Gamma(d, 1/ζ) times a uniform direction.
+    """Draws from K(ε) ∝ exp(−ζ||ε||₂) on R^d with a per-entry ζ; shape ``size + (d,)``.
 
-    ``zeta`` broadcasts against ``size``; the output has shape ``size + (d,)``.
+    ``zeta`` (all > 0) broadcasts against ``size``. Unit-rate draws of
+    :func:`dpkit.mechanisms.dual_noise.sample_l2_laplace` (Gamma(d, 1) radius times a uniform
+    direction) divided by ζ: if ε has density ∝ exp(−||ε||) then ε/ζ has density ∝ exp(−ζ||ε||).
     """
-    direction = rng.standard_normal(size + (d,))
-    direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
-    radius = rng.gamma(shape=d, size=size) / np.asarray(zeta, float)
-    return radius[..., None] * direction
+    shape = tuple(check_integer("size", k, minimum=1) for k in size)
+    zetas = np.broadcast_to(np.asarray(zeta, float), shape)
+    if not np.all(np.isfinite(zetas) & (zetas > 0)):
+        raise ValueError(f"zeta must be in (0, inf) (every entry), got zeta={zeta!r}")
+    count = int(np.prod(shape))
+    unit = dual_noise.sample_l2_laplace(1.0, d, size=count, rng=rng).reshape(shape + (d,))
+    return unit / zetas[..., None]
 
 
 # --------------------------------------------------------------------------- composition

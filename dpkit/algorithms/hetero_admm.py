@@ -22,6 +22,11 @@ history, with c̃₂ = coth(ε/2) (modified-loss Lipschitz constant, c₂ = 1 fo
 case). The sum grows like ρ^{−T}: the decaying noise makes the guarantee diverge (spec flag 3.4.4),
 which :func:`phase2_epsilon_curve` shows iteration by iteration.
 
+Phase 1's randomized response and the modified loss are the shared ones of
+:mod:`dpkit.mechanisms.randomized_response` (:func:`flip_probability`, :func:`binary_rr_epsilon`,
+:func:`modified_logistic_loss`, :func:`modified_logistic_loss_derivative`, re-exported here);
+:func:`randomize_labels` applies binary randomized response with one ε per record.
+
 References
 ----------
 .. [1] X. Wang, H. Ishii, L. Du, P. Cheng, J. Chen, "Privacy-preserving Distributed Machine
@@ -53,14 +58,20 @@ from dpkit.accounting.base import AccountingResult
 from dpkit.accounting.events import ComposedEvent, GaussianEvent, RandomizedResponseEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.algorithms.dvp_admm import newton_batched
+from dpkit.algorithms.losses import Logistic
+from dpkit.mechanisms.randomized_response import (
+    binary_rr_epsilon,
+    flip_probability,
+    modified_logistic_loss,
+    modified_logistic_loss_derivative,
+)
 
 __all__ = [
     "flip_probability",
-    "epsilon_from_flip_probability",
+    "binary_rr_epsilon",
     "randomize_labels",
-    "logistic_loss",
-    "modified_loss",
-    "modified_loss_derivative",
+    "modified_logistic_loss",
+    "modified_logistic_loss_derivative",
     "lipschitz_factor",
     "phase2_sensitivity",
     "phase2_mu",
@@ -74,33 +85,15 @@ __all__ = [
 # --------------------------------------------------------------------------- Phase 1
 
 
-def flip_probability(epsilon: float | np.ndarray) -> float | np.ndarray:
-    """p = 1/(1 + e^ε) (eq. 13): Pr[y' = −y]. Vectorised; every ε must be > 0.
-
-    >>> round(flip_probability(0.4), 5), round(flip_probability(1.0), 5)
-    (0.40131, 0.26894)
-    """
-    eps = np.asarray(epsilon, float)
-    if eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps <= 0):
-        raise ValueError(f"epsilon must be in (0, inf), got epsilon={epsilon}")
-    p = special.expit(-eps)
-    return float(p) if np.ndim(epsilon) == 0 else p
-
-
-def epsilon_from_flip_probability(p: float) -> float:
-    """ε = ln((1 − p)/p) for p ∈ (0, ½) (Proposition 1's remark)."""
-    p = check_unit_interval("p", p, include_zero=False, include_one=False)
-    if p >= 0.5:
-        raise ValueError(f"p must be in (0, 0.5), got p={p}")
-    return math.log1p(-p) - math.log(p)
-
-
 def randomize_labels(y: np.ndarray, epsilon: float | np.ndarray, rng: np.random.Generator | int | None = 0,
                      size: int | None = None) -> np.ndarray:
     """Binary randomized response on labels in {−1, +1}: flip each with probability 1/(1 + e^ε).
 
-    ``epsilon`` is a number or one value per label (self-controlled ε, spec 001 §2.1). With
-    ``size`` the output has a leading axis of ``size`` independent randomizations.
+    ``epsilon`` is a number or one value per label (self-controlled ε, spec 001 §2.1); the flip
+    probability is :func:`~dpkit.mechanisms.randomized_response.flip_probability`. For a scalar ε
+    this is :class:`~dpkit.mechanisms.randomized_response.BinaryRandomizedResponse` (same draws
+    from the same generator); per-record ε applies one such mechanism per record. With ``size``
+    the output has a leading axis of ``size`` independent randomizations.
     """
     y = np.asarray(y, float)
     if not np.all(np.abs(y) == 1.0):
@@ -112,31 +105,7 @@ def randomize_labels(y: np.ndarray, epsilon: float | np.ndarray, rng: np.random.
     return np.where(flip, -y, y)
 
 
-# --------------------------------------------------------------------------- the modified loss
-
-
-def logistic_loss(u: np.ndarray) -> np.ndarray:
-    """ℓ(u) = log(1 + e^{−u}) with u = y wᵀx."""
-    return np.logaddexp(0.0, -np.asarray(u, float))
-
-
-def modified_loss(y_noisy: np.ndarray, z: np.ndarray, epsilon: float | np.ndarray) -> np.ndarray:
-    """ℓ̃(y', z, ε) = [e^ε ℓ(y'z) − ℓ(−y'z)]/(e^ε − 1) (eq. 19), z = wᵀx.
-
-    Unbiased: E_{y'|y}[ℓ̃(y', z, ε)] = ℓ(yz) (Proposition 2(i)). Evaluated as
-    [ℓ(y'z) − e^{−ε}ℓ(−y'z)]/(1 − e^{−ε}) to avoid overflow at large ε.
-    """
-    eps = np.asarray(epsilon, float)
-    u = np.asarray(y_noisy, float) * np.asarray(z, float)
-    return (logistic_loss(u) - np.exp(-eps) * logistic_loss(-u)) / (-np.expm1(-eps))
-
-
-def modified_loss_derivative(y_noisy: np.ndarray, z: np.ndarray, epsilon: float | np.ndarray) -> np.ndarray:
-    """∂ℓ̃/∂z = −y'[e^ε σ(−y'z) + σ(y'z)]/(e^ε − 1); |·| ≤ coth(ε/2) (Proposition 2(ii))."""
-    eps = np.asarray(epsilon, float)
-    yv = np.asarray(y_noisy, float)
-    u = yv * np.asarray(z, float)
-    return -yv * (special.expit(-u) + np.exp(-eps) * special.expit(u)) / (-np.expm1(-eps))
+# --------------------------------------------------------------------------- the modified loss's Lipschitz factor
 
 
 def lipschitz_factor(epsilon: float) -> float:
@@ -259,27 +228,33 @@ def run_hetero_admm(parts: Sequence[Any], adjacency: np.ndarray, *, epsilon: flo
     gen = check_rng(rng)
     if epsilon is None:
         labels = np.broadcast_to(y, (n, N, m)).copy()
-        eps = np.inf
+        logistic = Logistic()
+
+        def record_loss(z):
+            return logistic.value(labels * z)
+
+        def record_derivative(z):
+            return labels * logistic.derivative(labels * z)
     else:
         eps = np.broadcast_to(np.asarray(epsilon, float), (N, m))
         flip_probability(eps)  # validates
         labels = randomize_labels(y, eps, gen, size=n)
+
+        def record_loss(z):
+            return modified_logistic_loss(z, labels, eps)
+
+        def record_derivative(z):
+            return modified_logistic_loss_derivative(z, labels, eps)
     eta = gen.uniform(-R, R, size=(n, N, d)) if R > 0 else np.zeros((n, N, d))
-    exp_neg = 0.0 if epsilon is None else np.exp(-eps)
-    scale = 1.0 if epsilon is None else 1.0 / (-np.expm1(-eps))
 
     def margins(w):
         return np.matmul(X, w[..., None])[..., 0]
 
     def loss_value(w):
-        u = labels * margins(w)
-        v = scale * (logistic_loss(u) - exp_neg * logistic_loss(-u))
-        return v.mean(axis=-1)
+        return record_loss(margins(w)).mean(axis=-1)
 
     def loss_grad(w):
-        u = labels * margins(w)
-        dz = -labels * scale * (special.expit(-u) + exp_neg * special.expit(u))
-        return np.matmul(dz[..., None, :], X)[..., 0, :] / m
+        return np.matmul(record_derivative(margins(w))[..., None, :], X)[..., 0, :] / m
 
     def loss_hess(w):
         z = margins(w)

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from dpkit import __version__
 from dpkit.report.provenance import config_hash, environment
 
-COMMANDS = ("epsilon", "calibrate", "train", "audit", "demo")
+COMMANDS = ("epsilon", "calibrate", "train", "audit", "demo", "report")
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -27,14 +27,33 @@ from dpkit.accounting.events import RandomizedResponseEvent
 from dpkit.mechanisms.base import Mechanism, check_size, output_shape
 
 
-def flip_probability(epsilon: float) -> float:
+def _check_epsilons(epsilon: Any) -> float | np.ndarray:
+    """ε > 0 finite: a float for a scalar, a float array for an array (one ε per user, seed 001 §2.1)."""
+    if np.ndim(epsilon) == 0:
+        return check_positive("epsilon", epsilon.item() if isinstance(epsilon, np.ndarray) else epsilon)
+    array = np.asarray(epsilon)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"epsilon must be a real number or an array of real numbers, got epsilon={epsilon!r}")
+    array = array.astype(float)
+    if array.size == 0 or not np.all(np.isfinite(array) & (array > 0)):
+        raise ValueError(f"epsilon must be in (0, inf) (every entry, non-empty), got epsilon={epsilon!r}")
+    return array
+
+
+def flip_probability(epsilon: float | np.ndarray) -> float | np.ndarray:
     """p = 1/(1 + e^ε), the binary RR flip probability (seed 001, eq. (13)).
+
+    Vectorised: an array of ε (one per user) gives the array of flip probabilities.
 
     >>> round(flip_probability(1.0), 5)
     0.26894
+    >>> flip_probability(np.array([0.4, 2.0])).round(5).tolist()
+    [0.40131, 0.1192]
     """
-    epsilon = check_positive("epsilon", epsilon)
-    return 1.0 / (1.0 + math.exp(epsilon)) if epsilon < 700 else math.exp(-epsilon)
+    epsilon = _check_epsilons(epsilon)
+    if isinstance(epsilon, float):
+        return 1.0 / (1.0 + math.exp(epsilon)) if epsilon < 700 else math.exp(-epsilon)
+    return np.where(epsilon < 700, 1.0 / (1.0 + np.exp(np.minimum(epsilon, 700.0))), np.exp(-epsilon))
 
 
 def binary_rr_epsilon(flip_prob: float) -> float:
@@ -243,29 +262,33 @@ def unbiased_label_loss(
     return ((1.0 - p) * np.asarray(loss(z, labels)) - p * np.asarray(loss(z, -labels))) / denominator
 
 
-def modified_logistic_loss(z: Any, observed_label: Any, epsilon: float) -> np.ndarray:
+def modified_logistic_loss(z: Any, observed_label: Any, epsilon: float | np.ndarray) -> np.ndarray:
     """Seed 001's modified logistic loss [e^ε ℓ(ỹz) − ℓ(−ỹz)]/(e^ε − 1), ℓ(u) = ln(1 + e^(−u)) (eq. (19)).
 
-    Computed as ℓ(ỹz)/(1 − e^(−ε)) − ℓ(−ỹz)/(e^ε − 1) with ``expm1`` (stable for small ε).
+    Computed as [ℓ(ỹz) − e^(−ε) ℓ(−ỹz)]/(1 − e^(−ε)) with ``expm1`` (stable for small ε, no
+    overflow for large ε). ``epsilon`` may be an array (one ε per record) broadcasting with ``z``.
 
     >>> round(float(modified_logistic_loss(0.0, 1, 1.0)), 6)
     0.693147
     """
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = _check_epsilons(epsilon)
     labels = np.asarray(observed_label)
     if not np.all((labels == 1) | (labels == -1)):
         raise ValueError(f"observed_label entries must be -1 or +1, got observed_label={observed_label!r}")
     margin = labels * np.asarray(z, dtype=float)
-    return np.logaddexp(0.0, -margin) / -math.expm1(-epsilon) - np.logaddexp(0.0, margin) / math.expm1(epsilon)
+    return (np.logaddexp(0.0, -margin) - np.exp(-epsilon) * np.logaddexp(0.0, margin)) / -np.expm1(-epsilon)
 
 
-def modified_logistic_loss_derivative(z: Any, observed_label: Any, epsilon: float) -> np.ndarray:
-    """∂/∂z of :func:`modified_logistic_loss`: −ỹ[e^ε σ(−ỹz) + σ(ỹz)]/(e^ε − 1) (spec 001 §2.2)."""
-    epsilon = check_positive("epsilon", epsilon)
+def modified_logistic_loss_derivative(z: Any, observed_label: Any, epsilon: float | np.ndarray) -> np.ndarray:
+    """∂/∂z of :func:`modified_logistic_loss`: −ỹ[e^ε σ(−ỹz) + σ(ỹz)]/(e^ε − 1) (spec 001 §2.2).
+
+    Its absolute value is at most coth(ε/2) (seed 001, Prop. 2(ii)); ``epsilon`` may be an array.
+    """
+    epsilon = _check_epsilons(epsilon)
     labels = np.asarray(observed_label)
     if not np.all((labels == 1) | (labels == -1)):
         raise ValueError(f"observed_label entries must be -1 or +1, got observed_label={observed_label!r}")
     margin = labels * np.asarray(z, dtype=float)
     sig_neg = 0.5 * (1.0 - np.tanh(0.5 * margin))
     sig_pos = 1.0 - sig_neg
-    return -labels * (sig_neg / -math.expm1(-epsilon) + sig_pos / math.expm1(epsilon))
+    return -labels * (sig_neg + np.exp(-epsilon) * sig_pos) / -np.expm1(-epsilon)

@@ -16,7 +16,7 @@ from dpkit.report.provenance import config_hash
 
 #: Commands whose output a report understands, and the result fields each must carry.
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
-    "epsilon": ("delta", "neighbouring"),
+    "epsilon": ("delta", "event"),
     "calibrate": ("epsilon", "delta", "parameter", "parameter_name", "neighbouring", "mechanism", "count", "sampling"),
     "train": ("algorithm", "accuracy", "delta", "ledger", "guarantees"),
     "audit": ("epsilon_lower_bound", "violation", "claimed_epsilon", "claimed_delta", "confidence", "samples", "method"),
@@ -90,7 +90,7 @@ def document_from_dict(data: Any, source: str = "<dict>") -> Document:
         raise ValueError(f"{source}: command must be one of {sorted(REQUIRED_FIELDS)}, got command={command!r}")
     if not isinstance(envelope["argv"], list) or not all(isinstance(a, str) for a in envelope["argv"]):
         raise ValueError(f"{source}: \"dpkit\".argv must be a list of strings")
-    if command == "epsilon" and "results" not in data and "epsilon" not in data:
+    if command == "epsilon" and "results" not in data and "epsilon" not in data:  # --compare prints "results"
         raise ValueError(f"{source}: an epsilon document needs \"epsilon\" or \"results\"")
     missing = [field for field in REQUIRED_FIELDS[command] if field not in data]
     if missing:

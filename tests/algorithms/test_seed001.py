@@ -33,9 +33,38 @@ def test_rr_flip_rate_binomial(eps):
     assert stats.binomtest(flipped, y.size, p).pvalue > 1e-3  # α = 1e-3
 
 
+def test_per_record_epsilon_flip_rates():
+    """Self-controlled ε (one per record): each group flips at its own 1/(1 + e^ε) (binomial tests,
+    α = 1e-3 each), and a scalar ε gives exactly BinaryRandomizedResponse's draws."""
+    from dpkit.mechanisms import BinaryRandomizedResponse
+
+    eps = np.repeat([0.3, 1.0, 3.0], 50_000)
+    y = np.where(np.arange(eps.size) % 2 == 0, 1.0, -1.0)
+    flipped = H.randomize_labels(y, eps, rng=5) != y
+    for e in (0.3, 1.0, 3.0):
+        group = flipped[eps == e]
+        assert stats.binomtest(int(group.sum()), group.size, float(1 / (1 + mp.e ** e))).pvalue > 1e-3
+    same = BinaryRandomizedResponse(1.0).sample(y[:1000], size=3, rng=np.random.default_rng(9))
+    assert np.array_equal(H.randomize_labels(y[:1000], 1.0, rng=np.random.default_rng(9), size=3), same)
+
+
+def test_modified_loss_per_record_epsilon_matches_scalar():
+    z = np.linspace(-4, 4, 9)
+    y = np.where(np.arange(9) % 3 == 0, -1.0, 1.0)
+    eps = np.linspace(0.2, 5.0, 9)
+    value = H.modified_logistic_loss(z, y, eps)
+    slope = H.modified_logistic_loss_derivative(z, y, eps)
+    for i in range(9):
+        assert value[i] == pytest.approx(float(H.modified_logistic_loss(z[i], y[i], float(eps[i]))), rel=1e-14)
+        assert slope[i] == pytest.approx(float(H.modified_logistic_loss_derivative(z[i], y[i], float(eps[i]))),
+                                         rel=1e-14)
+    with pytest.raises(ValueError):
+        H.modified_logistic_loss(z, y, np.array([1.0, 0.0] + [1.0] * 7))
+
+
 @given(p=st.floats(1e-6, 0.499999))
 def test_epsilon_p_round_trip(p):
-    assert H.flip_probability(H.epsilon_from_flip_probability(p)) == pytest.approx(p, rel=1e-9)
+    assert H.flip_probability(H.binary_rr_epsilon(p)) == pytest.approx(p, rel=1e-9)
 
 
 def test_likelihood_ratio_is_exactly_e_eps():
@@ -50,7 +79,7 @@ def test_modified_loss_unbiased_by_enumeration(z, eps, y):
     """E_{y'}[ℓ̃(y', z, ε)] = ℓ(yz): enumerate y' ∈ {y, −y} with probabilities 1 − p, p (mpmath reference)."""
     p = 1 / (1 + mp.e ** eps)
     expected = mp.log(1 + mp.e ** (-mp.mpf(y) * z))
-    got = (1 - p) * H.modified_loss(y, z, eps) + p * H.modified_loss(-y, z, eps)
+    got = (1 - p) * H.modified_logistic_loss(z, y, eps) + p * H.modified_logistic_loss(z, -y, eps)
     assert float(got) == pytest.approx(float(expected), rel=1e-9, abs=1e-9 * (1 + abs(z) / eps))
 
 
@@ -58,17 +87,17 @@ def test_modified_loss_unbiased_monte_carlo():
     rng = np.random.default_rng(3)
     z, eps = 0.7, 1.0
     y_noisy = H.randomize_labels(np.ones(400_000), eps, rng)
-    vals = H.modified_loss(y_noisy, z, eps)
+    vals = H.modified_logistic_loss(z, y_noisy, eps)
     se = vals.std() / math.sqrt(vals.size)
     assert abs(vals.mean() - math.log1p(math.exp(-z))) < 4 * se  # |Z| < 4 at α ≈ 6e-5
 
 
 @given(z=st.floats(-50, 50), eps=st.floats(0.05, 8), y=st.sampled_from([-1.0, 1.0]))
 def test_lipschitz_bound_and_derivative(z, eps, y):
-    d = H.modified_loss_derivative(y, z, eps)
+    d = H.modified_logistic_loss_derivative(z, y, eps)
     assert abs(d) <= H.lipschitz_factor(eps) * (1 + 1e-12)
     h = 1e-5 * (1 + abs(z))
-    fd = (H.modified_loss(y, z + h, eps) - H.modified_loss(y, z - h, eps)) / (2 * h)
+    fd = (H.modified_logistic_loss(z + h, y, eps) - H.modified_logistic_loss(z - h, y, eps)) / (2 * h)
     assert d == pytest.approx(fd, rel=1e-5, abs=1e-6 * H.lipschitz_factor(eps))
 
 
@@ -77,7 +106,7 @@ def test_hessian_is_label_independent():
     h = 1e-5
     for eps in (0.4, 2.0):
         for y in (-1.0, 1.0):
-            second = (H.modified_loss_derivative(y, z + h, eps) - H.modified_loss_derivative(y, z - h, eps)) / (2 * h)
+            second = (H.modified_logistic_loss_derivative(z + h, y, eps) - H.modified_logistic_loss_derivative(z - h, y, eps)) / (2 * h)
             np.testing.assert_allclose(second, special.expit(z) * special.expit(-z), rtol=1e-6, atol=1e-9)
 
 
@@ -135,7 +164,7 @@ def test_leakage_identity_without_noise():
     gamma1 = beta * (deg[:, None] * w[0] - A @ w[0])  # γ(1) from γ(0) = 0
     g_hat = -gamma1 - beta * (2 * deg[:, None] * w[1] - (deg[:, None] * w[0] + A @ w[0]))
     z = np.einsum("pmd,pd->pm", X, w[1])
-    grad = np.einsum("pmd,pm->pd", X, H.modified_loss_derivative(y_noisy, z, eps)) / X.shape[1] + (a / 3) * w[1]
+    grad = np.einsum("pmd,pm->pd", X, H.modified_logistic_loss_derivative(z, y_noisy, eps)) / X.shape[1] + (a / 3) * w[1]
     np.testing.assert_allclose(g_hat, grad, atol=1e-8)
 
 

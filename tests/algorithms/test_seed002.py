@@ -176,14 +176,32 @@ def test_invalid_inputs(bad):
 
 @pytest.mark.compare
 def test_wor_rdp_is_above_dp_accounting():
-    """Our WBK Thm-9 bound is never below dp_accounting's tighter Thm-27 value (same mechanism)."""
+    """The WBK Thm-9 curve A-DDP's accounting uses (dpkit's RDP core, replace-one) is never below
+    dp_accounting's tighter Thm-27 value for the same mechanism."""
     rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
-    for q in (0.01, 0.1):
+    from dpkit.accounting.rdp import event_rdp
+
+    for m in (100, 10):  # q = 1/m: one record of m sampled per round
         for nm in (0.8, 2.0, 10.0):
+            event = A.addp_round_event(2.0 * nm, 1.0, m)  # Δ = 2C = 2, σ = 2·nm
             for a in (2, 3, 8, 32, 128):
-                ours = A.rdp_sampled_wor_gaussian(a, q, nm)
-                theirs = rdp._compute_rdp_sample_wor_gaussian_scalar(q, nm, a)
+                ours = event_rdp(event, a, "replace-one")
+                theirs = rdp._compute_rdp_sample_wor_gaussian_scalar(1.0 / m, nm, a)
                 assert ours >= theirs * (1 - 1e-9)
+
+
+def test_corrected_epsilon_is_the_rdp_core_bound():
+    """addp_epsilon is min(Theorem 1 with 2C, the RDP accountant's replace-one WOR bound), and the
+    RDP part equals the accountant's result for the same ledger."""
+    from dpkit.accounting.rdp import RdpAccountant
+
+    sigma, clip, m, rounds, delta = 4.0, 1.0, 10, 100, 1e-5
+    event = A.addp_round_event(sigma, clip, m)
+    core = RdpAccountant("replace-one").compose(event, rounds).get_epsilon(delta).epsilon
+    assert A.wor_rdp_epsilon(event, rounds, delta).epsilon == core
+    eps, method = A.addp_epsilon(sigma, clip, m, rounds, delta)
+    assert eps == min(core, A.theorem1_epsilon(delta, rounds, 1.0 / m, 2 * clip, sigma))
+    assert ("RDP" in method) == (eps == core)
 
 
 @pytest.mark.compare

@@ -20,9 +20,29 @@ RHO = 10 ** -2.5
 def test_calibration_examples():
     # spec 003 §5 item 4
     c = D.dvp_calibration(0.3, B=1750, C_R=1750, rho=RHO, eta=0.5, degree=2)
-    assert (round(c.alpha_bar, 4), round(c.alpha_hat, 4), round(c.zeta, 4), c.phi) == (0.2352, 0.0648, 0.0324, 0.0)
+    assert (round(c.jacobian_budget, 4), round(c.noise_budget, 4), round(c.zeta, 4), c.extra_regularization) == (
+        0.2352, 0.0648, 0.0324, 0.0)
     c = D.dvp_calibration(0.1, B=1750, C_R=1750, rho=RHO, eta=0.01, degree=1)
-    assert c.branch == "ridge" and c.phi == pytest.approx(9.852, abs=5e-4) and c.zeta == pytest.approx(0.025)
+    assert c.branch == "ridge" and c.extra_regularization == pytest.approx(9.852, abs=5e-4)
+    assert c.zeta == pytest.approx(0.025)
+
+
+def test_calibration_is_the_shared_one():
+    """One implementation: the algorithm's calibration is dpkit.mechanisms.dual_noise's, renamed, and the
+    spec-003 aliases read the shared fields."""
+    from dpkit.mechanisms import dvp_calibration as shared
+
+    for literal in (False, True):
+        for alpha, eta in [(0.3, 0.5), (0.1, 0.01)]:
+            c = D.dvp_calibration(alpha, B=1750, C_R=1000.0, rho=RHO, eta=eta, degree=2, literal=literal)
+            ref = shared(alpha, n_samples=1750, loss_weight=1000.0, regularization=RHO, penalty=eta, degree=2,
+                         literal=literal)
+            assert c.to_dict() == ref.to_dict() and c.event == ref.event
+            assert (c.phi, c.alpha_bar, c.alpha_hat, c.guaranteed_alpha) == (
+                ref.extra_regularization, ref.jacobian_budget, ref.noise_budget, ref.epsilon)
+            assert c.branch == ("ridge" if ref.extra_regularization > 0 else "no-ridge")
+            if not literal:
+                assert c.epsilon <= alpha  # never less noise than the target needs
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.1, 0.3, 1.0, 3.0])
@@ -31,14 +51,14 @@ def test_calibration_identities(alpha, eta, degree):
     B, C, c1 = 500, 300.0, 0.25
     c = D.dvp_calibration(alpha, B=B, C_R=C, rho=RHO, eta=eta, degree=degree)
     kappa = RHO + 2 * eta * degree
-    jac = 2 * math.log(1 + c1 * C / (B * (kappa + c.phi)))  # independent of the module's expression order
+    jac = 2 * math.log(1 + c1 * C / (B * (kappa + c.extra_regularization)))  # independent expression order
     if c.branch == "ridge":
-        assert c.phi > 0 and jac == pytest.approx(alpha / 2, rel=1e-12)
+        assert c.extra_regularization > 0 and jac == pytest.approx(alpha / 2, rel=1e-12)
     else:
-        assert c.phi == 0.0
+        assert c.extra_regularization == 0.0
     assert jac + 2 * c.zeta == pytest.approx(alpha, rel=1e-12)
     lit = D.dvp_calibration(alpha, B=B, C_R=C, rho=RHO, eta=eta, degree=degree, literal=True)
-    assert lit.zeta == lit.alpha_hat  # printed Algorithm 2 (F5)
+    assert lit.zeta == lit.noise_budget  # printed Algorithm 2 (F5)
 
 
 def test_literal_step_exceeds_alpha_whitebox():
@@ -56,9 +76,10 @@ def test_literal_step_exceeds_alpha_whitebox():
     def parts(Xd, yd, cal, lam, anchor):
         z = yd * (Xd @ f)
         g = -(yd * special.expit(-z))[:, None] * Xd  # y L'(y fᵀx) x
-        eps = -g.sum(0) - (B / C) * ((rho + cal.phi) * f + 2 * lam + 2 * eta * Np * f - eta * anchor)
+        phi = cal.extra_regularization
+        eps = -g.sum(0) - (B / C) * ((rho + phi) * f + 2 * lam + 2 * eta * Np * f - eta * anchor)
         s = special.expit(z) * special.expit(-z)
-        H = (Xd.T * s) @ Xd + (B / C) * (rho + cal.phi + 2 * eta * Np) * np.eye(2)
+        H = (Xd.T * s) @ Xd + (B / C) * (rho + phi + 2 * eta * Np) * np.eye(2)
         return eps, np.linalg.slogdet(H)[1]
 
     for literal, bound in [(False, alpha), (True, None)]:
@@ -79,15 +100,20 @@ def test_literal_step_exceeds_alpha_whitebox():
             assert loss == pytest.approx(1.181, abs=3e-3)
 
 
-def test_noise_sampler_ks():
+def test_per_node_noise_ks():
+    """The per-node ζ adapter of the shared ℓ2-Laplace sampler: column p has radius Gamma(d, 1/ζ_p) and a
+    uniform direction (KS tests at α = 1e-3 each)."""
     rng = np.random.default_rng(1)
-    d, zeta = 3, 0.7
-    eps = D.sample_l2_laplace(zeta, d, (20000,), rng)
-    r = np.linalg.norm(eps, axis=1)
-    assert stats.kstest(r, stats.gamma(a=d, scale=1 / zeta).cdf).pvalue > 1e-3
-    # Archimedes: one coordinate of a uniform direction on S² is Uniform(−1, 1)
-    assert stats.kstest(eps[:, 2] / r, stats.uniform(-1, 2).cdf).pvalue > 1e-3
-    assert np.mean(r) == pytest.approx(d / zeta, rel=0.02)
+    d, zetas = 3, np.array([0.7, 4.0])
+    eps = D.sample_l2_laplace(zetas[None, :], d, (20000, 2), rng)
+    assert eps.shape == (20000, 2, 3)
+    for p, zeta in enumerate(zetas):
+        r = np.linalg.norm(eps[:, p], axis=1)
+        assert stats.kstest(r, stats.gamma(a=d, scale=1 / zeta).cdf).pvalue > 1e-3
+        # Archimedes: one coordinate of a uniform direction on S² is Uniform(−1, 1)
+        assert stats.kstest(eps[:, p, 2] / r, stats.uniform(-1, 2).cdf).pvalue > 1e-3
+    with pytest.raises(ValueError):
+        D.sample_l2_laplace(np.array([1.0, 0.0]), d, (5, 2), rng)
 
 
 def _tiny_parts(P=3, B=20, d=2, seed=0):

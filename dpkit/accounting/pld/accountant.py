@@ -337,6 +337,11 @@ class PLDAccountant(Accountant):
             best = (composed, value)
             if done or fixed is not None or last_step:
                 break
+            if max(composed.remove[0].losses[-1], composed.add[0].losses[-1]) > 600.0:
+                # Beyond losses of ~700 the Q-masses underflow in double precision and the
+                # construction is first order; refining would cost much and gain little.
+                notes.append("losses above 600: interval not refined further (double-precision limit)")
+                break
             order = min(composed.remove[1].order, composed.add[1].order)
             if width <= 0:
                 factor = 0.5

@@ -368,9 +368,9 @@ def discretise(loss: PrivacyLoss, h: float, tail: float, max_points: int) -> tup
     # Negative masses below this local level are float round-off, not non-convexity: they
     # are clipped (and counted in the deficit) rather than repaired.
     local = np.maximum(ctd, np.maximum(np.concatenate(([0.0], ctd[:-1])), np.concatenate((ctd[1:], [0.0]))))
-    tolerance = -1e-12 * local
+    tolerance = -np.maximum(1e-12 * local, 1e-25)  # below 1e-25 absolute: negligible, clipped
     d, optimistic_probs = build(mode)
-    for _ in range(64):
+    for _ in range(16):
         bad = np.nonzero(optimistic_probs < tolerance)[0]
         if bad.size == 0:
             break
@@ -385,7 +385,7 @@ def discretise(loss: PrivacyLoss, h: float, tail: float, max_points: int) -> tup
         mode[switch_low] = -1
         mode[switch_high] = 1
         d, optimistic_probs = build(mode)
-    for _ in range(200):
+    for _ in range(50):
         bad = np.nonzero(optimistic_probs[1:-1] < tolerance[1:-1])[0] + 1
         if bad.size == 0 or -float(np.sum(optimistic_probs[bad])) > 1e-6:
             break  # nothing left, or too much for smoothing: the fallback below takes over

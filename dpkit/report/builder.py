@@ -1,0 +1,508 @@
+"""Build a reproducibility report (a JSON-ready dict) from dpkit's JSON documents.
+
+For each document the report states the privacy unit and neighbouring relation, every
+parameter, the document's own numbers (labelled as the paper's analysis or dpkit's corrected
+one), ε at the document's δ and the whole privacy profile δ(ε) under every accountant that
+supports the ledger (PLD with its certified interval), ε against the number of steps, the audit's
+lower bound and verdict, the software versions, the seed and the configuration hash, and —
+if asked — whether re-executing the document's ``argv`` reproduces its numbers.
+
+All privacy numbers come from :mod:`dpkit.accounting`; this module only rebuilds the
+ledger from the document and asks each accountant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import tempfile
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from dpkit.accounting.base import UnsupportedEventError
+from dpkit.accounting.events import ComposedEvent, GaussianEvent, PrivacyEvent, SelfComposedEvent, event_from_dict
+from dpkit.accounting.registry import make_accountant
+from dpkit.report import bibliography
+from dpkit.report.document import Document
+from dpkit.report.provenance import canonical_json, config_hash, environment
+
+#: Accountants tried on every ledger, in the order they are shown.
+ACCOUNTANTS = ("rdp", "zcdp", "pld", "gdp", "analytic", "approx")
+
+#: Points of the privacy-profile grid and of the ε-against-steps curve.
+PROFILE_POINTS = 41
+STEP_POINTS = 8
+
+#: The numbers a rerun must reproduce, per command.
+RERUN_FIELDS: dict[str, tuple[str, ...]] = {
+    "epsilon": ("epsilon", "epsilon_lower"),
+    "calibrate": ("parameter", "epsilon"),
+    "train": ("accuracy", "epsilon_corrected", "epsilon_paper"),
+    "audit": ("epsilon_lower_bound", "violation", "p_value"),
+}
+
+#: Relative tolerance under which rerun numbers count as reproduced (exact equality is reported too).
+RERUN_RTOL = 1e-9
+
+#: Accountant names used in documents that denote one of :data:`ACCOUNTANTS`.
+ACCOUNTANT_ALIASES = {"gdp-exact": "gdp"}
+
+UNIT_TEXT = {
+    "add-remove": "one record; neighbouring datasets differ by adding or removing that record",
+    "replace-one": "one record; neighbouring datasets differ by replacing that record with another",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The ledger of a document
+
+
+def _gaussian_merged(items: Sequence[tuple[dict, int]]) -> tuple[PrivacyEvent, str] | None:
+    """All-Gaussian ledgers compose exactly into one Gaussian of μ = sqrt(Σ count (Δ/σ)²)."""
+    if not items or any(event.get("kind") != "gaussian" for event, _ in items):
+        return None
+    mu2 = math.fsum(count * (float(event["sensitivity"]) / float(event["sigma"])) ** 2 for event, count in items)
+    if mu2 <= 0.0:
+        return None
+    sigma = math.nextafter(1.0 / math.sqrt(mu2), 0.0)  # rounded towards more privacy loss (safe side)
+    note = (f"{sum(c for _, c in items)} Gaussian steps merged exactly into one Gaussian with "
+            f"mu = sqrt(sum (sensitivity/sigma)^2) = {math.sqrt(mu2):.6g} (Dong, Roth & Su 2022, Cor. 3.3)")
+    return GaussianEvent(sigma, 1.0), note
+
+
+def _compose_items(items: Sequence[tuple[dict, int]]) -> tuple[PrivacyEvent | None, list[str]]:
+    merged = _gaussian_merged(items)
+    if merged is not None:
+        return merged[0], [merged[1]]
+    if not items:
+        return None, ["no privacy events"]
+    events = [event_from_dict(e) if c == 1 else SelfComposedEvent(event_from_dict(e), c) for e, c in items]
+    return (events[0] if len(events) == 1 else ComposedEvent(tuple(events))), []
+
+
+def _calibrated_event(doc: Document) -> PrivacyEvent:
+    """The event of a ``calibrate`` document, rebuilt with the CLI's own option-to-event mapping."""
+    import argparse
+
+    from dpkit.cli import _accounting_args
+
+    args = argparse.Namespace(**doc.config)
+    return _accounting_args.make_event_factory(args)(float(doc.payload["parameter"]))
+
+
+def _train_units(doc: Document) -> list[tuple[str, list[tuple[dict, int]]]]:
+    """Per distinct agent ledger: (agents it applies to, [(event dict, count), ...]) in time order."""
+    per_agent: dict[int, list[tuple[dict, int]]] = {}
+    for group in doc.payload["ledger"]:
+        for agent in group.get("agents", [0]):
+            per_agent.setdefault(int(agent), []).extend((e, int(c)) for e, c in group.get("events", []))
+    distinct: dict[str, tuple[list[int], list[tuple[dict, int]]]] = {}
+    for agent, items in sorted(per_agent.items()):
+        key = canonical_json([[e, c] for e, c in items])
+        distinct.setdefault(key, ([], items))[0].append(agent)
+    return [(f"agents {agents}", items) for agents, items in distinct.values()]
+
+
+def _relation(doc: Document) -> str:
+    payload = doc.payload
+    if doc.command == "train":
+        for key in ("corrected", "per_iteration", "paper", "zcdp"):
+            guarantee = payload["guarantees"].get(key)
+            if isinstance(guarantee, Mapping) and guarantee.get("neighbouring"):
+                return str(guarantee["neighbouring"])
+        return "replace-one"
+    if payload.get("neighbouring"):
+        return str(payload["neighbouring"])
+    for result in payload.get("results", []):
+        return str(result["neighbouring"])
+    if doc.config.get("neighbouring"):
+        return str(doc.config["neighbouring"])
+    return "replace-one" if doc.config.get("sampling") == "without-replacement" else "add-remove"
+
+
+def ledger_units(doc: Document) -> tuple[list[tuple[str, PrivacyEvent | None, list[PrivacyEvent | None]]], list[str]]:
+    """The privacy units of a document: ``(label, whole event, [event after each step])`` and notes.
+
+    The step events grow along ``STEP_POINTS`` step counts (for ε against steps); their last
+    entry is the whole event.
+    """
+    notes: list[str] = []
+    if doc.command in ("epsilon", "calibrate"):
+        event = event_from_dict(doc.payload["event"]) if doc.command == "epsilon" else _calibrated_event(doc)
+        if doc.command == "calibrate":
+            notes.append("event rebuilt from the calibrated parameter and the configuration (the document has no 'event')")
+        if isinstance(event, SelfComposedEvent):
+            steps = _step_grid(event.count)
+            step_events = [event.event if k == 1 else SelfComposedEvent(event.event, k) for k in steps]
+        else:
+            steps, step_events = [1], [event]
+        return [("the whole run", event, list(zip(steps, step_events)))], notes
+    if doc.command == "train":
+        units = []
+        for label, items in _train_units(doc):
+            whole, unit_notes = _compose_items(items)
+            notes.extend(unit_notes)
+            flat = [(e, 1) for e, c in items for _ in range(c)] if sum(c for _, c in items) <= 100_000 else items
+            steps = _step_grid(len(flat)) if flat else []
+            step_events = [(k, _compose_items(flat[:k])[0]) for k in steps]
+            units.append((label, whole, step_events))
+        return units, sorted(set(notes))
+    return [], notes
+
+
+def _step_grid(total: int) -> list[int]:
+    return sorted({int(round(k)) for k in np.geomspace(1, max(total, 1), STEP_POINTS)} | {max(total, 1)})
+
+
+# ---------------------------------------------------------------------------------------------
+# Accounting under every accountant
+
+
+def _accountant(name: str, relation: str, event: PrivacyEvent):
+    accountant = make_accountant(name, neighbouring=relation)
+    if not accountant.supports(event):
+        raise UnsupportedEventError(event, f"{name} does not support this ledger")
+    accountant.compose(event)
+    return accountant
+
+
+def account(doc: Document, delta: float) -> dict[str, Any]:
+    """ε(δ), the privacy profile δ(ε) and ε against steps under every supporting accountant."""
+    units, notes = ledger_units(doc)
+    relation = _relation(doc)
+    events = [whole for _, whole, _ in units if whole is not None]
+    at_delta: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
+    accountants: dict[str, list] = {}
+    if not events:
+        return {"neighbouring": relation, "delta": delta, "at_delta": [], "skipped": {"all": "no privacy events"},
+                "profile": None, "steps": None, "notes": notes, "units": [u[0] for u in units]}
+    for name in ACCOUNTANTS:
+        try:
+            built = [_accountant(name, relation, e) for e in events]
+            results = [a.get_epsilon(delta) for a in built]
+        except (UnsupportedEventError, ValueError, ArithmeticError) as error:
+            skipped[name] = str(error).splitlines()[0][:200]
+            continue
+        worst = max(range(len(results)), key=lambda i: results[i].epsilon)
+        accountants[name] = built
+        row = results[worst].to_dict()
+        row["unit"] = units[worst][0]
+        at_delta.append(row)
+    profile = _profile(accountants, at_delta, skipped)
+    steps = _steps(units, relation, delta, list(accountants), skipped)
+    return {"neighbouring": relation, "delta": delta, "at_delta": at_delta, "skipped": skipped,
+            "profile": profile, "steps": steps, "notes": notes, "units": [u[0] for u in units]}
+
+
+def _profile(accountants: Mapping[str, list], at_delta: list[dict], skipped: dict[str, str]) -> dict[str, Any] | None:
+    if not at_delta:
+        return None
+    tightest = min(row["epsilon"] for row in at_delta)
+    eps_max = min(max(2.5 * tightest, 0.5), 50.0)
+    grid = np.linspace(0.0, eps_max, PROFILE_POINTS)
+    deltas: dict[str, list[float]] = {}
+    pld_lower = None
+    for name, built in accountants.items():
+        try:
+            if name == "pld":
+                upper = np.max([a.delta_curve(grid, pessimistic=True) for a in built], axis=0)
+                pld_lower = np.max([a.delta_curve(grid, pessimistic=False) for a in built], axis=0).tolist()
+                deltas[name] = upper.tolist()
+            else:
+                deltas[name] = [max(a.get_delta(float(x)).delta for a in built) for x in grid]
+        except (ValueError, ArithmeticError) as error:
+            skipped[f"{name} profile"] = str(error).splitlines()[0][:200]
+    return {"epsilons": grid.tolist(), "deltas": deltas, "pld_lower": pld_lower,
+            "note": "delta(epsilon) upper bounds of the worst privacy unit; pld_lower is PLD's certified lower bound"}
+
+
+def _steps(units, relation: str, delta: float, names: Sequence[str], skipped: dict[str, str]) -> dict[str, Any] | None:
+    if not units or not units[0][2]:
+        return None
+    step_counts = [k for k, _ in units[0][2]]
+    epsilons: dict[str, list[float]] = {}
+    for name in names:
+        try:
+            curve = []
+            for i in range(len(step_counts)):
+                curve.append(max(_accountant(name, relation, u[2][i][1]).get_epsilon(delta).epsilon
+                                 for u in units if u[2][i][1] is not None))
+            epsilons[name] = curve
+        except (UnsupportedEventError, ValueError, ArithmeticError, IndexError) as error:
+            skipped[f"{name} steps"] = str(error).splitlines()[0][:200]
+    return {"steps": step_counts, "epsilon": epsilons, "delta": delta}
+
+
+# ---------------------------------------------------------------------------------------------
+# The document's own numbers
+
+
+def analyses(doc: Document) -> list[dict[str, Any]]:
+    """The document's privacy numbers, each labelled ``paper`` (the paper's analysis) or ``corrected``."""
+    payload = doc.payload
+    if doc.command == "train":
+        rows = []
+        for key, guarantee in payload["guarantees"].items():
+            if not isinstance(guarantee, Mapping):
+                rows.append({"analysis": key, "role": "paper" if key.startswith("paper") else "corrected",
+                             "epsilon": None, "delta": None, "accountant": None,
+                             "method": "not available (see the document's notes)"})
+                continue
+            role = "paper" if key in ("paper", "per_iteration") or "paper" in str(guarantee.get("accountant")) else "corrected"
+            rows.append({"analysis": key, "role": role, **{k: guarantee.get(k) for k in (
+                "epsilon", "delta", "accountant", "neighbouring", "method", "is_upper_bound", "epsilon_lower", "notes")}})
+        return rows
+    if doc.command == "epsilon" and "results" in payload:
+        return [{"analysis": r["accountant"], "role": "corrected", **r} for r in payload["results"]]
+    if doc.command in ("epsilon", "calibrate"):
+        keys = ("epsilon", "delta", "accountant", "neighbouring", "method", "is_upper_bound", "epsilon_lower", "notes")
+        return [{"analysis": "reported", "role": "corrected", **{k: payload.get(k) for k in keys}}]
+    return []
+
+
+def audit_summary(doc: Document) -> dict[str, Any]:
+    """The audit's lower bound, confidence, samples and verdict, with the witness' probabilities."""
+    p = doc.payload
+    confidence = p["confidence"]
+    if p["violation"]:
+        verdict = (f"VIOLATION: the claim epsilon={p['claimed_epsilon']:g}, delta={p['claimed_delta']:g} is "
+                   f"contradicted (epsilon >= {p['epsilon_lower_bound']:.4f} with confidence {confidence:g})")
+    else:
+        verdict = (f"no violation found: the data support epsilon >= {p['epsilon_lower_bound']:.4f} with confidence "
+                   f"{confidence:g}, consistent with the claim epsilon={p['claimed_epsilon']:g}")
+    witness = p.get("witness") or {}
+    summary = {k: p.get(k) for k in ("epsilon_lower_bound", "violation", "p_value", "claimed_epsilon", "claimed_delta",
+                                      "confidence", "samples", "seed", "method", "mechanism", "pairs", "candidates")}
+    summary["verdict"] = verdict
+    summary["notes"] = list(p.get("notes", []))
+    if witness:
+        n = witness.get("samples_per_input")
+        summary["witness"] = {
+            "event": witness.get("event"),
+            "direction": witness.get("direction"),
+            "pair": (witness.get("pair") or {}).get("label"),
+            "samples_per_input": n,
+            "p_numerator_estimate": witness["count_numerator"] / n if n else None,
+            "p_denominator_estimate": witness["count_denominator"] / n if n else None,
+            "p_numerator_lower": witness.get("p_numerator_lower"),
+            "p_denominator_upper": witness.get("p_denominator_upper"),
+        }
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# Rerun
+
+
+def _strip_out(argv: Sequence[str]) -> list[str]:
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--out":
+            skip = True
+            continue
+        if arg.startswith("--out="):
+            continue
+        out.append(arg)
+    return out
+
+
+def run_argv(argv: Sequence[str]) -> dict[str, Any]:
+    """Execute ``dpkit <argv>`` in-process and return its JSON object (``train`` also its full result)."""
+    from dpkit.cli.main import main
+
+    argv = _strip_out(argv)
+    if "--json" not in argv:
+        argv.append("--json")
+    with tempfile.TemporaryDirectory() as tmp:
+        full_path = os.path.join(tmp, "full.json")
+        if argv and argv[0] == "train":
+            argv += ["--out", full_path]
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = main(argv)
+        if status != 0:
+            raise ValueError(f"rerun of `dpkit {' '.join(argv)}` failed with exit {status}: {stderr.getvalue().strip()}")
+        result = json.loads(stdout.getvalue())
+        if os.path.exists(full_path):
+            with open(full_path, encoding="utf-8") as handle:
+                result["_full"] = json.load(handle)
+    return result
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or math.isclose(a, b, rel_tol=RERUN_RTOL, abs_tol=0.0)
+    return a == b
+
+
+def rerun_check(doc: Document) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Re-execute the document's argv; compare its numbers and configuration hash.
+
+    Returns the check (JSON-ready) and the rerun's JSON object (``None`` if it failed).
+    """
+    start = time.perf_counter()
+    try:
+        again = run_argv(doc.argv)
+    except (ValueError, TypeError, json.JSONDecodeError) as error:
+        return {"performed": True, "matched": False, "error": str(error), "fields": []}, None
+    fields = []
+    for name in RERUN_FIELDS[doc.command]:
+        if name not in doc.payload and name not in again:
+            continue
+        original, new = doc.payload.get(name), again.get(name)
+        fields.append({"field": name, "original": original, "rerun": new, "identical": original == new,
+                       "matched": _same(original, new)})
+    hash_again = again.get("dpkit", {}).get("config_hash")
+    check = {
+        "performed": True,
+        "argv": _strip_out(doc.argv),
+        "config_hash_matched": hash_again == doc.config_hash,
+        "fields": fields,
+        "matched": all(f["matched"] for f in fields) and hash_again == doc.config_hash,
+        "rtol": RERUN_RTOL,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    return check, again
+
+
+def nonprivate_history(doc: Document) -> tuple[dict[str, Any] | None, str]:
+    """Training history of the non-private ``admm`` baseline on the same data, agents, iterations and seed."""
+    config = doc.config
+    argv = ["train", "--algorithm", "admm"]
+    for option in ("data", "variant", "agents", "iterations", "seed", "n_train"):
+        value = config.get(option)
+        if value is not None:
+            argv += [f"--{option.replace('_', '-')}", str(value)]
+    try:
+        result = run_argv(argv)
+    except (ValueError, TypeError, json.JSONDecodeError) as error:
+        return None, f"non-private baseline failed: {error}"
+    full = result.get("_full", {})
+    return {"accuracy": result.get("accuracy"), "history": full.get("history"), "argv": argv}, " ".join(argv)
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def privacy_unit(doc: Document, relation: str) -> str:
+    base = UNIT_TEXT.get(relation, relation)
+    if doc.command == "train":
+        return f"{base} in one agent's local data (the worst agent is reported)"
+    if doc.command == "audit":
+        pairs = doc.payload.get("pairs")
+        return f"the audit's neighbouring input pairs ({pairs or 'per mechanism'} patterns)"
+    return base
+
+
+def document_report(doc: Document, rerun: bool = True) -> dict[str, Any]:
+    """The report section of one document (JSON-ready)."""
+    payload = doc.payload
+    entry: dict[str, Any] = {
+        "source": doc.source,
+        "command": doc.command,
+        "argv": doc.argv,
+        "parameters": dict(doc.config),
+        "config_hash": doc.config_hash,
+        "config_hash_valid": doc.config_hash_valid,
+        "environment": dict(doc.envelope.get("environment", {})),
+        "seed": doc.config.get("seed"),
+        "notes": list(payload.get("notes", [])),
+        "result": _result_fields(doc),
+    }
+    again = None
+    if rerun:
+        entry["rerun"], again = rerun_check(doc)
+    else:
+        entry["rerun"] = {"performed": False, "matched": None, "fields": []}
+    accountings: list[Mapping] = []
+    events: list[Mapping] = []
+    algorithms: list[str] = []
+    audits: list[Mapping] = []
+    if doc.command == "audit":
+        entry["audit"] = audit_summary(doc)
+        entry["neighbouring"] = None
+        entry["privacy_unit"] = privacy_unit(doc, "")
+        audits.append(payload)
+    else:
+        delta = float(payload["delta"])
+        accounting = account(doc, delta)
+        entry["accounting"] = accounting
+        entry["neighbouring"] = accounting["neighbouring"]
+        entry["privacy_unit"] = privacy_unit(doc, accounting["neighbouring"])
+        entry["analyses"] = analyses(doc)
+        accountings += accounting["at_delta"] + [a for a in entry["analyses"] if a.get("method")]
+        if doc.command == "train":
+            algorithms.append(payload["algorithm"])
+            events += [e for group in payload["ledger"] for e, _ in group.get("events", [])]
+            entry["training"] = _training(doc, again)
+        else:
+            events.append(payload["event"] if doc.command == "epsilon" else _calibrated_event(doc).to_dict())
+        entry["consistency"] = _consistency(doc, accounting)
+    entry["references"] = bibliography.keys_for(accountings=accountings, events=events, algorithms=algorithms,
+                                                audits=audits)
+    return entry
+
+
+def _result_fields(doc: Document) -> dict[str, Any]:
+    """The headline result of the document, beside its parameters."""
+    p = doc.payload
+    if doc.command == "calibrate":
+        return {f"calibrated {p['parameter_name']}": p["parameter"], "target epsilon": p.get("target_epsilon"),
+                "calibration method": p.get("calibration_method")}
+    if doc.command == "epsilon":
+        return {"privacy event": p["event"]}
+    if doc.command == "train":
+        return {"algorithm": p["algorithm"], "test accuracy": p["accuracy"], "epsilon (paper)": p.get("epsilon_paper"),
+                "epsilon (corrected)": p.get("epsilon_corrected"), "delta": p["delta"]}
+    return {"epsilon lower bound": p["epsilon_lower_bound"], "violation": p["violation"]}
+
+
+def _training(doc: Document, again: Mapping | None) -> dict[str, Any]:
+    payload = doc.payload
+    history = payload.get("history")
+    source = "document"
+    if history is None and again is not None:
+        history, source = again.get("_full", {}).get("history"), "rerun"
+    baseline, how = (None, "") if history is None else nonprivate_history(doc)
+    return {"accuracy": payload["accuracy"], "history": history, "history_source": source if history else None,
+            "nonprivate": baseline, "nonprivate_argv": how}
+
+
+def _consistency(doc: Document, accounting: Mapping) -> list[dict[str, Any]]:
+    """The document's own ε against the report's recomputation under the same accountant."""
+    rows = []
+    for analysis in analyses(doc):
+        name = ACCOUNTANT_ALIASES.get(analysis.get("accountant"), analysis.get("accountant"))
+        match = [r for r in accounting["at_delta"] if r["accountant"] == name]
+        if match and analysis.get("epsilon") is not None:
+            ours = match[0]["epsilon"]
+            rows.append({"accountant": name, "document": analysis["epsilon"], "report": ours,
+                         "matched": _same(analysis["epsilon"], ours)})
+    return rows
+
+
+def build_report(documents: Sequence[Document], rerun: bool = True) -> dict[str, Any]:
+    """The whole report (JSON-ready): one section per document, the references, the environment."""
+    sections = [document_report(doc, rerun) for doc in documents]
+    keys = sorted({key for s in sections for key in s["references"]})
+    reruns = [s["rerun"]["matched"] for s in sections if s["rerun"]["performed"]]
+    return {
+        "title": "dpkit reproducibility report",
+        "environment": environment(),
+        "documents": sections,
+        "references": keys,
+        "rerun_matched": (all(reruns) if reruns else None),
+        "report_hash": config_hash({"documents": [d.config_hash for d in documents]}),
+    }

@@ -1,0 +1,170 @@
+"""Render a report (from :func:`dpkit.report.builder.build_report`) as Markdown.
+
+Tables always have as many cells per row as header cells; ``|`` inside a cell is escaped.
+ε upper bounds are rounded up and lower bounds down, so a rounded number never claims more
+privacy than was computed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+
+def cell(value: Any) -> str:
+    """One table cell: ``-`` for missing, no newlines, ``|`` escaped."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return repr(value)
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return text.replace("\n", " ").replace("|", "\\|")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    for row in rows:
+        row = list(row)
+        if len(row) != len(headers):
+            raise ValueError(f"table row has {len(row)} cells, expected {len(headers)}")
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def up(value: float | None, digits: int = 4) -> str:
+    """``value`` rounded up to ``digits`` decimals (for upper bounds)."""
+    if value is None:
+        return "-"
+    scale = 10.0 ** digits
+    return f"{math.ceil(value * scale) / scale:.{digits}f}"
+
+
+def down(value: float | None, digits: int = 4) -> str:
+    """``value`` rounded down to ``digits`` decimals (for lower bounds)."""
+    if value is None:
+        return "-"
+    scale = 10.0 ** digits
+    return f"{math.floor(value * scale) / scale:.{digits}f}"
+
+
+def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> list[str]:
+    out = [f"## {index}. `dpkit {doc['command']}` — {cell(doc['source'])}", ""]
+    out += [
+        f"- **Privacy unit:** {doc['privacy_unit']}",
+        f"- **Neighbouring relation:** {doc['neighbouring'] or 'see the audit pairs'}",
+        f"- **Seed:** {cell(doc['seed'])}",
+        f"- **Configuration hash (SHA-256):** `{doc['config_hash']}`"
+        + ("" if doc["config_hash_valid"] else " (**does not match the stored configuration**)"),
+        f"- **Command:** `dpkit {' '.join(doc['argv'])}`",
+        "",
+        *[f"- **{cell(k)}:** {cell(v)}" for k, v in doc.get("result", {}).items()],
+        "",
+        "### Parameters",
+        "",
+        table(["parameter", "value"], sorted(doc["parameters"].items())),
+        "",
+    ]
+    if "analyses" in doc:
+        out += ["### The document's privacy numbers", "",
+                "`paper` rows are the seed paper's own analysis; `corrected` rows are dpkit's sound accounting.", ""]
+        out.append(table(["analysis", "role", "epsilon (upper)", "delta", "accountant", "method"],
+                         [[a["analysis"], a["role"], up(a.get("epsilon")), a.get("delta"), a.get("accountant"),
+                           a.get("method")] for a in doc["analyses"]]))
+        out.append("")
+    accounting = doc.get("accounting")
+    if accounting:
+        out += [f"### ε at δ = {accounting['delta']:g} under each accountant", ""]
+        if accounting["at_delta"]:
+            out.append(table(["accountant", "epsilon (upper)", "epsilon (lower, PLD)", "method", "notes"],
+                             [[r["accountant"], up(r["epsilon"]), down(r.get("epsilon_lower")), r["method"],
+                               "; ".join(r.get("notes") or [])] for r in accounting["at_delta"]]))
+        else:
+            out.append("No privacy events: nothing to account.")
+        out.append("")
+        if accounting["skipped"]:
+            out += ["Not applicable:", ""] + [f"- {cell(k)}: {cell(v)}" for k, v in sorted(accounting["skipped"].items())]
+            out.append("")
+        for note in accounting["notes"]:
+            out.append(f"- note: {cell(note)}")
+        if accounting["notes"]:
+            out.append("")
+        profile = accounting.get("profile")
+        if profile:
+            names = list(profile["deltas"])
+            headers = ["epsilon", *[f"delta ({n})" for n in names]] + (["delta (PLD lower)"] if profile["pld_lower"] else [])
+            picks = range(0, len(profile["epsilons"]), max(1, len(profile["epsilons"]) // 8))
+            rows = []
+            for i in picks:
+                row = [f"{profile['epsilons'][i]:.4f}", *[f"{profile['deltas'][n][i]:.3e}" for n in names]]
+                if profile["pld_lower"]:
+                    row.append(f"{profile['pld_lower'][i]:.3e}")
+                rows.append(row)
+            out += ["### Privacy profile δ(ε) (upper bounds; every point in report.json)", "", table(headers, rows), ""]
+        for consistency in doc.get("consistency", []):
+            state = "equal" if consistency["matched"] else "DIFFERENT"
+            out.append(f"- Recomputed {consistency['accountant']} ε: document {consistency['document']!r}, "
+                       f"report {consistency['report']!r} ({state})")
+        if doc.get("consistency"):
+            out.append("")
+    training = doc.get("training")
+    if training:
+        out += ["### Training", "", f"- Test accuracy of the private model: {training['accuracy']:.4f}"]
+        nonprivate = training.get("nonprivate")
+        if nonprivate and nonprivate.get("accuracy") is not None:
+            out.append(f"- Non-private baseline (`dpkit {training['nonprivate_argv']}`): accuracy {nonprivate['accuracy']:.4f}")
+        out.append("")
+    audit = doc.get("audit")
+    if audit:
+        out += ["### Audit", "", f"**Verdict:** {audit['verdict']}", ""]
+        out.append(table(["quantity", "value"], [
+            ["epsilon lower bound", down(audit["epsilon_lower_bound"])],
+            ["claimed epsilon", audit["claimed_epsilon"]], ["claimed delta", audit["claimed_delta"]],
+            ["confidence", audit["confidence"]], ["samples", audit["samples"]], ["p-value", audit["p_value"]],
+            ["seed", audit["seed"]], ["mechanism", audit["mechanism"]], ["input pairs", audit["pairs"]],
+            ["method", audit["method"]]]))
+        out.append("")
+    rerun = doc["rerun"]
+    out += ["### Rerun check", ""]
+    if not rerun["performed"]:
+        out.append("Not performed (`--no-rerun`).")
+    elif rerun.get("error"):
+        out.append(f"**FAILED:** {cell(rerun['error'])}")
+    else:
+        verdict = "reproduced" if rerun["matched"] else "**NOT reproduced**"
+        out.append(f"Re-executing the command {verdict} the numbers (relative tolerance {rerun['rtol']:g}); "
+                   f"configuration hash {'matches' if rerun['config_hash_matched'] else 'DIFFERS'}.")
+        out += ["", table(["number", "document", "rerun", "identical"],
+                          [[f["field"], repr(f["original"]), repr(f["rerun"]), f["identical"]] for f in rerun["fields"]])]
+    out.append("")
+    shown = [(name, path) for name, path in plots.items() if path.startswith(f"doc{index}_")]
+    for name, path in shown:
+        out += [f"![{name}]({path})", ""]
+    out += ["References: " + ", ".join(f"[{k}]" for k in doc["references"]), ""]
+    return out
+
+
+def render_markdown(report: Mapping[str, Any], plots: Mapping[str, str] | None = None,
+                    skipped_plots: Mapping[str, str] | None = None) -> str:
+    """The report as Markdown; ``plots`` maps plot names to PNG paths relative to the report."""
+    plots = dict(plots or {})
+    env = report["environment"]
+    lines = [f"# {report['title']}", ""]
+    verdict = {True: "all reruns reproduced their numbers", False: "**some rerun did NOT reproduce its numbers**",
+               None: "no rerun performed"}[report["rerun_matched"]]
+    lines += [f"Rerun check: {verdict}.", "", "## Software", "",
+              table(["component", "version"], sorted(env.items())), ""]
+    for index, doc in enumerate(report["documents"], start=1):
+        lines += _section(index, doc, plots)
+    shared = [(name, path) for name, path in plots.items() if not path.startswith("doc")]
+    if shared or skipped_plots:
+        lines += ["## Plots", ""]
+        for name, path in shared:
+            lines += [f"![{name}]({path})", ""]
+        for name, reason in sorted((skipped_plots or {}).items()):
+            lines.append(f"- {name} not drawn: {cell(reason)}")
+        lines.append("")
+    lines += ["## References", "", "BibTeX entries are in `references.bib`: "
+              + ", ".join(f"`{k}`" for k in report["references"]), ""]
+    return "\n".join(lines)
