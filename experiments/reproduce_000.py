@@ -29,7 +29,7 @@ from dpkit.algorithms.graphs import random_connected
 from dpkit.algorithms.ipp_admm import ipp_admm
 from dpkit.algorithms.partition import partition
 from dpkit.algorithms.pp_admm import pp_admm
-from dpkit.cli.train import _single_thread_blas
+from dpkit._threads import single_threaded_blas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(HERE, "..", "docs", "reproductions")
@@ -192,7 +192,7 @@ def main() -> None:
     parser.add_argument("--from-json", action="store_true", help="re-render from experiments/results/000.json")
     parser.add_argument("--update-tuned", action="store_true", help="recompute only the tuned PP-ADMM column")
     args = parser.parse_args()
-    _single_thread_blas()
+    single_threaded_blas()
     warnings.simplefilter("ignore", PaperRuleWarning)
     path = os.path.join(HERE, "results", "000.json")
     if args.from_json or args.update_tuned:

@@ -25,7 +25,7 @@ from dpkit.algorithms.data import load_adult, train_test_split
 from dpkit.algorithms.dp_admm import dp_admm
 from dpkit.algorithms.evaluation import accuracy
 from dpkit.algorithms.partition import partition
-from dpkit.cli.train import _single_thread_blas
+from dpkit._threads import single_threaded_blas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(HERE, "..", "docs", "reproductions")
@@ -222,7 +222,7 @@ def main() -> None:
     parser.add_argument("--from-json", action="store_true", help="re-render from experiments/results/004.json")
     parser.add_argument("--update-total", action="store_true", help="recompute only the calibrated-to-total column")
     args = parser.parse_args()
-    _single_thread_blas()
+    single_threaded_blas()
     path = os.path.join(HERE, "results", "004.json")
     if args.from_json or args.update_total:
         with open(path, encoding="utf-8") as handle:

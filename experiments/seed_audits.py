@@ -193,7 +193,7 @@ def render_markdown(records: list[tuple[str, AuditRecord]], total_seconds: float
         )
     lines += ["", "## Per seed", ""]
     for label, r in records:
-        params = ", ".join(f"{k}={_fmt(v, 6) if isinstance(v, float) else v}" for k, v in r.parameters.items())
+        params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.parameters.items())
         lines += [
             f"### {label}",
             "",

@@ -1,4 +1,5 @@
-"""Algorithms by CLI name: ``admm``, ``pp-admm``, ``ipp-admm``, ``dp-admm``, ``admm-pvp`` (seed 001–003 add theirs).
+"""Algorithms by CLI name: ``admm``, ``pp-admm``, ``ipp-admm``, ``dp-admm``, ``admm-pvp``, ``hetero-admm``, ``a-ddp``,
+``dvp-admm``, ``dvp-pvp``.
 
 An :class:`AlgorithmSpec` names a runner with the uniform signature
 
@@ -173,7 +174,37 @@ register(AlgorithmSpec("dp-admm", _dp, "star", 100, 100, 1e-5, 40000, _SEED004 +
                        description="DP-ADMM (seed 004 Alg. 3)"))
 register(AlgorithmSpec("admm-pvp", _pvp, "star", 100, 100, 1e-5, 40000, _SEED004 + ("beta", "solver"),
                        description="ADMM-PVP (seed 004 Alg. 2)"))
-register(AlgorithmSpec("hetero-admm", lambda *a, **k: __import__("dpkit.algorithms.hetero_admm", fromlist=["_"]).registry_runner(*a, **k), "graph", 10, 100, 1e-5, 45000, ("R", "V", "rho", "a", "beta"), description="two-phase heterogeneous-privacy ADMM (seed 001); epsilon = label LDP", defaults={"R": 1.0, "V": 0.1, "rho": 0.8, "a": 0.01, "beta": 0.01}))
-register(AlgorithmSpec("a-ddp", lambda *a, **k: __import__("dpkit.algorithms.a_ddp", fromlist=["_"]).registry_runner(*a, **k), "star", 1, 10, 1e-8, 39074, ("accounting", "clip", "learning_rate", "records_per_user", "max_rounds"), description="A-DDP (seed 002); iterations = the paper's estimated T"))
-register(AlgorithmSpec("dvp-admm", lambda *a, **k: __import__("dpkit.algorithms.dvp_admm", fromlist=["_"]).registry_runner(*a, **k), "graph", 10, 100, 1e-5, 36000, ("accounting", "C_R", "rho", "eta", "literal"), description="DVP ADMM (seed 003 Alg. 2, corrected calibration)", defaults={"rho": 10 ** -2.5, "eta": 0.5}))
-register(AlgorithmSpec("dvp-pvp", lambda *a, **k: __import__("dpkit.algorithms.dvp_admm", fromlist=["_"]).registry_runner_pvp(*a, **k), "graph", 10, 100, 1e-5, 36000, ("accounting", "C_R", "rho", "eta"), description="PVP baseline derived in spec 003 (not from the paper)", defaults={"rho": 10 ** -2.5, "eta": 0.5}))
+
+
+def _hetero(*args, **kw):
+    from dpkit.algorithms.hetero_admm import registry_runner
+    return registry_runner(*args, **kw)
+
+
+def _addp(*args, **kw):
+    from dpkit.algorithms.a_ddp import registry_runner
+    return registry_runner(*args, **kw)
+
+
+def _dvp(*args, **kw):
+    from dpkit.algorithms.dvp_admm import registry_runner
+    return registry_runner(*args, **kw)
+
+
+def _dvp_pvp(*args, **kw):
+    from dpkit.algorithms.dvp_admm import registry_runner_pvp
+    return registry_runner_pvp(*args, **kw)
+
+
+_SEED003 = ("accounting", "C_R", "rho", "eta")
+_SEED003_DEFAULTS = {"rho": 10 ** -2.5, "eta": 0.5}
+register(AlgorithmSpec("hetero-admm", _hetero, "graph", 10, 100, 1e-5, 45000, ("R", "V", "rho", "a", "beta"),
+                       description="two-phase heterogeneous-privacy ADMM (seed 001); epsilon = label LDP",
+                       defaults={"R": 1.0, "V": 0.1, "rho": 0.8, "a": 0.01, "beta": 0.01}))
+register(AlgorithmSpec("a-ddp", _addp, "star", 1, 10, 1e-8, 39074,
+                       ("accounting", "clip", "learning_rate", "records_per_user", "max_rounds"),
+                       description="A-DDP (seed 002); iterations = the paper's estimated T"))
+register(AlgorithmSpec("dvp-admm", _dvp, "graph", 10, 100, 1e-5, 36000, _SEED003 + ("literal",),
+                       description="DVP ADMM (seed 003 Alg. 2, corrected calibration)", defaults=_SEED003_DEFAULTS))
+register(AlgorithmSpec("dvp-pvp", _dvp_pvp, "graph", 10, 100, 1e-5, 36000, _SEED003,
+                       description="PVP baseline derived in spec 003 (not from the paper)", defaults=_SEED003_DEFAULTS))

@@ -12,37 +12,20 @@ The JSON object has at least ``accuracy``, ``epsilon_paper`` (null when the pape
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 from typing import Any
 
 from dpkit._progress import progress as progress_bar
+from dpkit._threads import single_threaded_blas
 from dpkit.algorithms import registry
 from dpkit.algorithms.data import ADULT_VARIANTS, load_dataset
 
 _OPTIONS = {
     "accounting": str, "eta": float, "lam": float, "beta": float, "rho": float, "lam_over_n": float,
     "regulariser": str, "budget": str, "cap": int, "clip": float, "alpha": float, "record_every": int,
-    "schedule": str, "splits": float,
+    "schedule": str, "splits": float, "R": float, "V": float, "a": float, "C_R": float, "learning_rate": float,
+    "records_per_user": int, "max_rounds": int,
 }
-
-
-def _single_thread_blas() -> None:
-    """Run BLAS single-threaded: the algorithms do many small matrix products, for which OpenBLAS
-    threads only add contention (measured: a 5222x104 mat-vec took 43 ms threaded on a loaded
-    2-core machine, 1 ms single-threaded). Best effort, Linux only; silently skipped elsewhere."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.lower() and line.split()[-1].startswith("/")}
-        for path in paths:
-            lib = ctypes.CDLL(path)
-            for symbol in ("openblas_set_num_threads", "openblas_set_num_threads64_",
-                           "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_"):
-                setter = getattr(lib, symbol, None)
-                if setter is not None:
-                    setter(1)
-    except (OSError, AttributeError):
-        pass
 
 
 def register(subparsers: Any) -> None:
@@ -72,7 +55,6 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = registry.get_algorithm(args.algorithm)
-    _single_thread_blas()
     try:
         data = load_dataset(args.data, variant=args.variant, rng=args.seed)
     except FileNotFoundError as error:  # main() turns ValueError into a one-line message, exit 2
@@ -86,10 +68,11 @@ def run(args: argparse.Namespace) -> int:
             bar = iter(progress_bar(range(total), total=total, desc=args.algorithm, quiet=args.quiet))
         next(bar, None)
 
-    result = registry.run_algorithm(
-        spec.name, data, epsilon=args.epsilon, delta=args.delta, agents=args.agents, iterations=args.iterations,
-        seed=args.seed, n_train=args.n_train, graph=args.graph, edges=args.edges, progress=tick, **options,
-    )
+    with single_threaded_blas():
+        result = registry.run_algorithm(
+            spec.name, data, epsilon=args.epsilon, delta=args.delta, agents=args.agents, iterations=args.iterations,
+            seed=args.seed, n_train=args.n_train, graph=args.graph, edges=args.edges, progress=tick, **options,
+        )
     if bar is not None:
         for _ in bar:
             pass

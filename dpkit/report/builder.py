@@ -46,6 +46,9 @@ RERUN_FIELDS: dict[str, tuple[str, ...]] = {
     "audit": ("epsilon_lower_bound", "violation", "p_value"),
 }
 
+#: δ at which ε is tabulated for documents whose own δ is 0 (pure DP).
+PURE_DP_DELTA = 1e-6
+
 #: Relative tolerance under which rerun numbers count as reproduced (exact equality is reported too).
 RERUN_RTOL = 1e-9
 
@@ -196,6 +199,8 @@ def account(doc: Document, delta: float) -> dict[str, Any]:
         at_delta.append(row)
     profile = _profile(accountants, at_delta, skipped)
     steps = _steps(units, relation, delta, list(accountants), skipped)
+    if not at_delta:
+        notes.append("no accountant supports this ledger; only the document's own analyses are shown")
     return {"neighbouring": relation, "delta": delta, "at_delta": at_delta, "skipped": skipped,
             "profile": profile, "steps": steps, "notes": notes, "units": [u[0] for u in units]}
 
@@ -437,7 +442,15 @@ def document_report(doc: Document, rerun: bool = True) -> dict[str, Any]:
         audits.append(payload)
     else:
         delta = float(payload["delta"])
-        accounting = account(doc, delta)
+        shown_delta = delta if 0.0 < delta < 1.0 else PURE_DP_DELTA
+        accounting = account(doc, shown_delta)
+        if shown_delta != delta:
+            accounting["notes"].append(f"the document's delta is {delta:g}; the accountants' epsilon is shown at "
+                                       f"delta = {shown_delta:g} (the privacy profile covers every delta)")
+        if doc.command == "train" and accounting["at_delta"]:
+            accounting["notes"].append("the accountant table composes every event of an agent's ledger as spent on one "
+                                       "record (an upper bound); the document's corrected analysis can be tighter "
+                                       "when the paper's privacy unit is finer")
         entry["accounting"] = accounting
         entry["neighbouring"] = accounting["neighbouring"]
         entry["privacy_unit"] = privacy_unit(doc, accounting["neighbouring"])
