@@ -99,7 +99,12 @@ class DVPCalibration(dual_noise.DVPCalibration):
 
     @property
     def branch(self) -> str:
-        """``"no-ridge"`` (Φ = 0, α̂ = α − ᾱ₀ > 0) or ``"ridge"`` (Φ > 0, α̂ = α/2)."""
+        """``"ridge"`` if Φ > 0 (α̂ = α/2), else ``"no-ridge"``.
+
+        With ``literal=True`` the printed test (B_p/C^R in ᾱ₀) can take the ridge branch while the
+        printed Φ formula is negative; the shared calibration clamps Φ at 0 (spec 003 §1.2: Φ ≥ 0),
+        so that calibration reads ``"no-ridge"`` with α̂ = α/2.
+        """
         return "ridge" if self.extra_regularization > 0.0 else "no-ridge"
 
 

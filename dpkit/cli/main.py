@@ -35,6 +35,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``dpkit`` argument parser with every sub-command of :data:`COMMANDS`."""
     parser = OneLineParser(prog="dpkit", description="Differential-privacy accounting, training and auditing.")
     parser.add_argument("--version", action="version", version=f"dpkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
@@ -70,6 +71,7 @@ def envelope(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``dpkit`` with ``argv`` (default: the process arguments); returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -188,7 +188,7 @@ def plot_audit_roc(audits: Sequence[Mapping[str, Any]], path: str | Path) -> Any
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel("false positive rate  Pr[M(D) in S]")
     ax.set_ylabel("true positive rate  Pr[M(D') in S]")
-    ax.set_title("Membership attack of the audit in ROC space")
+    ax.set_title("The audit's distinguishing attack in ROC space")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     return _save(figure, path)
