@@ -27,7 +27,7 @@ from typing import Any, Callable
 from scipy import optimize
 
 from dpkit._validation import check_integer, check_open_unit, check_positive, check_unit_interval
-from dpkit.accounting.analytic_gaussian import AnalyticGaussianAccountant, gaussian_sigma
+from dpkit.accounting.analytic_gaussian import gaussian_sigma
 from dpkit.accounting.base import Accountant, AccountingResult
 from dpkit.accounting.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent, SelfComposedEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
@@ -224,8 +224,8 @@ def calibrate(
         raise ValueError(f"lower must be < upper, got lower={lower}, upper={upper}")
     evaluate = _Evaluator(make_event, factory, target_epsilon, target_delta, integer)
     good, bad = _bracket(evaluate, lower, upper, increasing_privacy, integer)
-    if integer:
-        good, bad = _bisect_integer(evaluate, good, bad)
+    if integer:  # down to adjacent integers
+        good, bad = _bisect(evaluate, good, bad, lambda g, b: (g + b) // 2, lambda g, b: abs(g - b) > 1)
     else:
         good, bad = _shrink(evaluate, good, bad, rtol)
     accounting = evaluate(good)
@@ -311,21 +311,15 @@ def _shrink(evaluate: _Evaluator, good: float, bad: float, rtol: float) -> tuple
         # Brent's method only proposes points; the bracket is rebuilt from certified results.
         optimize.brentq(excess, low, high, xtol=rtol / 4.0, rtol=1e-15, maxiter=100, disp=False)
         good, bad = refresh()
-    while width(good, bad) > rtol:
-        middle = math.sqrt(good * bad)
+    return _bisect(evaluate, good, bad, lambda g, b: math.sqrt(g * b), lambda g, b: width(g, b) > rtol)
+
+
+def _bisect(evaluate: _Evaluator, good, bad, middle_of: Callable, too_wide: Callable):
+    """Bisect [bad, good] at ``middle_of(good, bad)`` while ``too_wide(good, bad)``, keeping each side's status."""
+    while too_wide(good, bad):
+        middle = middle_of(good, bad)
         if middle in (good, bad):
             break
-        if evaluate.meets(middle):
-            good = middle
-        else:
-            bad = middle
-    return good, bad
-
-
-def _bisect_integer(evaluate: _Evaluator, good: int, bad: int) -> tuple[int, int]:
-    """Shrink an integer bracket to adjacent integers."""
-    while abs(good - bad) > 1:
-        middle = (good + bad) // 2
         if evaluate.meets(middle):
             good = middle
         else:

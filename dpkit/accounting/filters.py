@@ -26,7 +26,7 @@ Filters provided
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -177,82 +177,6 @@ class RenyiFilter:
         return rdp_module.rdp_to_epsilon(list(self.orders), list(self.budgets), delta)[0]
 
 
-class ZCDPFilter:
-    """zCDP filter: adaptively chosen ρᵢ-zCDP steps while Σρᵢ ≤ ρ; the run is ρ-zCDP.
-
-    Valid as Feldman & Zrnic's RDP filter (2021, Thm 3.1) applied at every order α at once
-    (ρ-zCDP is RDP ρα at every α and the stopping rule Σρᵢ ≤ ρ does not depend on α).
-    """
-
-    def __init__(self, rho: float):
-        self.rho = check_positive("rho", rho)
-        self._spent = 0.0
-        self.steps = 0
-
-    def try_spend(self, event: PrivacyEvent) -> bool:
-        """Accept ``event`` (ρ from :func:`dpkit.accounting.zcdp.event_rho`) if within budget."""
-        cost = zcdp_module.event_rho(_check_event(event))
-        if self._spent + cost > self.rho:
-            return False
-        self._spent += cost
-        self.steps += 1
-        return True
-
-    @property
-    def spent(self) -> float:
-        """ρ spent so far."""
-        return self._spent
-
-    @property
-    def remaining(self) -> float:
-        """ρ left."""
-        return self.rho - self._spent
-
-    def epsilon(self, delta: float) -> float:
-        """ε of the ρ-zCDP guarantee at ``delta`` (optimal conversion of :mod:`dpkit.accounting.zcdp`)."""
-        return zcdp_module.zcdp_to_epsilon(self.rho, delta)
-
-
-class GaussianDPFilter:
-    """μ-GDP filter for Gaussian steps: accept while Σ(Δᵢ/σᵢ)² ≤ μ² (Smith & Thakurta 2022, Thm 1.1).
-
-    References
-    ----------
-    J. Smith and A. Thakurta, "Fully adaptive composition for Gaussian differential privacy",
-    arXiv:2210.17520 (2022).
-    """
-
-    def __init__(self, mu: float):
-        self.mu = check_positive("mu", mu)
-        self._spent = 0.0
-        self.steps = 0
-
-    def try_spend(self, event: PrivacyEvent) -> bool:
-        """Accept a Gaussian event (or a composition of Gaussians) if Σμᵢ² stays ≤ μ²."""
-        cost = _gaussian_mu_squared(_check_event(event))
-        if self._spent + cost > self.mu * self.mu:
-            return False
-        self._spent += cost
-        self.steps += 1
-        return True
-
-    @property
-    def spent(self) -> float:
-        """Σμᵢ² spent so far."""
-        return self._spent
-
-    @property
-    def remaining(self) -> float:
-        """μ² − Σμᵢ²."""
-        return self.mu * self.mu - self._spent
-
-    def epsilon(self, delta: float) -> float:
-        """ε of the μ-GDP guarantee at ``delta``."""
-        from dpkit.accounting.gdp import gdp_mu_to_epsilon
-
-        return gdp_mu_to_epsilon(self.mu, delta)
-
-
 def _gaussian_mu_squared(event: PrivacyEvent) -> float:
     if isinstance(event, GaussianEvent):
         return (event.sensitivity / event.sigma) ** 2
@@ -261,6 +185,79 @@ def _gaussian_mu_squared(event: PrivacyEvent) -> float:
     if isinstance(event, SelfComposedEvent):
         return event.count * _gaussian_mu_squared(event.event)
     raise UnsupportedEventError(event, "the Gaussian-DP filter accepts Gaussian events only")
+
+
+class _AdditiveFilter:
+    """Accept a step while the spent total plus the step's ``_cost`` stays ≤ one scalar budget."""
+
+    _cost: Callable[[PrivacyEvent], float]  # set by subclasses: one step's cost in the budget's units
+
+    def __init__(self, budget: float):
+        self._budget = budget
+        self._spent = 0.0
+        self.steps = 0
+
+    def try_spend(self, event: PrivacyEvent) -> bool:
+        """Accept and record ``event`` if the total stays within budget; else refuse (record nothing)."""
+        cost = self._cost(_check_event(event))
+        if self._spent + cost > self._budget:
+            return False
+        self._spent += cost
+        self.steps += 1
+        return True
+
+    @property
+    def spent(self) -> float:
+        """Budget spent so far (ρ for :class:`ZCDPFilter`, Σμᵢ² for :class:`GaussianDPFilter`)."""
+        return self._spent
+
+    @property
+    def remaining(self) -> float:
+        """Budget left (ρ − Σρᵢ, or μ² − Σμᵢ²)."""
+        return self._budget - self._spent
+
+
+class ZCDPFilter(_AdditiveFilter):
+    """zCDP filter: adaptively chosen ρᵢ-zCDP steps while Σρᵢ ≤ ρ; the run is ρ-zCDP.
+
+    Valid as Feldman & Zrnic's RDP filter (2021, Thm 3.1) applied at every order α at once
+    (ρ-zCDP is RDP ρα at every α and the stopping rule Σρᵢ ≤ ρ does not depend on α).
+    A step costs its ρ from :func:`dpkit.accounting.zcdp.event_rho`.
+    """
+
+    _cost = staticmethod(zcdp_module.event_rho)
+
+    def __init__(self, rho: float):
+        self.rho = check_positive("rho", rho)
+        super().__init__(self.rho)
+
+    def epsilon(self, delta: float) -> float:
+        """ε of the ρ-zCDP guarantee at ``delta`` (optimal conversion of :mod:`dpkit.accounting.zcdp`)."""
+        return zcdp_module.zcdp_to_epsilon(self.rho, delta)
+
+
+class GaussianDPFilter(_AdditiveFilter):
+    """μ-GDP filter for Gaussian steps: accept while Σ(Δᵢ/σᵢ)² ≤ μ² (Smith & Thakurta 2022, Thm 1.1).
+
+    Accepts a Gaussian event or a composition of Gaussians.
+
+    References
+    ----------
+    J. Smith and A. Thakurta, "Fully adaptive composition for Gaussian differential privacy",
+    arXiv:2210.17520 (2022).
+    """
+
+    _cost = staticmethod(_gaussian_mu_squared)
+
+    def __init__(self, mu: float):
+        self.mu = check_positive("mu", mu)
+        super().__init__(self.mu * self.mu)
+
+    def epsilon(self, delta: float) -> float:
+        """ε of the μ-GDP guarantee at ``delta``."""
+        from dpkit.accounting.gdp import gdp_mu_to_epsilon
+
+        return gdp_mu_to_epsilon(self.mu, delta)
 
 
 def _approx_parameters(event: PrivacyEvent) -> tuple[float, float]:
@@ -309,11 +306,14 @@ class ApproxDPFilter:
         self._delta_sum = 0.0
         self.steps = 0
 
+    def _advanced_bound(self, eps_sq: float) -> float:
+        """√(2 log(1/δ) Σεᵢ²) + ½ Σεᵢ² (Whitehouse et al. 2023, Thm 1)."""
+        return math.sqrt(2.0 * math.log(1.0 / self.target_delta) * eps_sq) + 0.5 * eps_sq
+
     def _fits(self, eps_sum: float, eps_sq: float, delta_sum: float) -> bool:
         if self.method == "basic":
             return eps_sum <= self.target_epsilon and delta_sum <= self.target_delta
-        bound = math.sqrt(2.0 * math.log(1.0 / self.target_delta) * eps_sq) + 0.5 * eps_sq
-        return bound <= self.target_epsilon and delta_sum <= self.delta_steps
+        return self._advanced_bound(eps_sq) <= self.target_epsilon and delta_sum <= self.delta_steps
 
     def try_spend_parameters(self, epsilon: float, delta: float = 0.0) -> bool:
         """Accept an (ε, δ)-DP step chosen adaptively, if the rule allows it."""
@@ -341,8 +341,7 @@ class ApproxDPFilter:
         """Basic: ε − Σεᵢ. Advanced: ε minus the current value of the advanced bound."""
         if self.method == "basic":
             return self.target_epsilon - self._eps_sum
-        bound = math.sqrt(2.0 * math.log(1.0 / self.target_delta) * self._eps_sq_sum) + 0.5 * self._eps_sq_sum
-        return self.target_epsilon - bound
+        return self.target_epsilon - self._advanced_bound(self._eps_sq_sum)
 
     @property
     def guarantee(self) -> tuple[float, float]:

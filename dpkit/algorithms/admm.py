@@ -61,6 +61,16 @@ def check_parts(parts: Sequence[Dataset]) -> list[Dataset]:
     return parts
 
 
+def _check_parts_on_graph(parts: Sequence[Dataset], graph: Graph) -> list[Dataset]:
+    """:func:`check_parts`, and ``graph`` a :class:`Graph` with one node per agent."""
+    parts = check_parts(parts)
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a Graph, got {type(graph).__name__}")
+    if graph.n != len(parts):
+        raise ValueError(f"graph has {graph.n} agents but {len(parts)} datasets were given")
+    return parts
+
+
 def decentralised_objective(
     part: Dataset, loss, regulariser, reg_weight: float, dual: np.ndarray, theta_i: np.ndarray,
     theta_nbrs: np.ndarray, eta: float, extra_linear: np.ndarray | None = None,
@@ -105,6 +115,13 @@ def finish(
                           dict(guarantees), acc, agent_acc, seconds, dict(config), tuple(notes))
 
 
+def _end_round(evaluator: Evaluator, t: int, T: int, models: np.ndarray, duals: np.ndarray, progress: Progress) -> None:
+    """Close round ``t`` of ``T``: record it (always the last one) and report ``progress(t, T)``."""
+    evaluator.record(t, models, duals, force=(t == T))
+    if progress:
+        progress(t, T)
+
+
 def decentralised_admm(
     parts: Sequence[Dataset],
     graph: Graph,
@@ -141,11 +158,7 @@ def decentralised_admm(
         Initial point θ_i^0 (the paper leaves it open): None (zeros), a vector, or ``"local"`` — each agent
         starts at the minimiser of its own f_i (non-private only: it uses the agent's data).
     """
-    parts = check_parts(parts)
-    if not isinstance(graph, Graph):
-        raise TypeError(f"graph must be a Graph, got {type(graph).__name__}")
-    if graph.n != len(parts):
-        raise ValueError(f"graph has {graph.n} agents but {len(parts)} datasets were given")
+    parts = _check_parts_on_graph(parts, graph)
     lam = check_nonnegative("lam", lam)
     eta = check_positive("eta", eta)
     T = check_integer("iterations", iterations, minimum=1)
@@ -177,9 +190,7 @@ def decentralised_admm(
             grad_norms.append(res.grad_norm)
         thetas = new
         duals = decentralised_dual_update(duals, thetas, graph, eta)
-        ev.record(t + 1, thetas, duals, force=(t + 1 == T))
-        if progress:
-            progress(t + 1, T)
+        _end_round(ev, t + 1, T, thetas, duals, progress)
     seconds = time.perf_counter() - start
     config = {"iterations": T, "agents": N, "lam": lam, "eta": eta, "beta": beta, "graph": graph.to_dict(),
               "theta0": theta0 if isinstance(theta0, str) or theta0 is None else "vector",
@@ -225,9 +236,7 @@ def star_admm(
             F = star_objective(parts[i], loss, regulariser, lam / N, gammas[i], w, rho)
             locals_[i] = solve(F, locals_[i], beta, method=solver).theta
         w, gammas = star_aggregate(locals_, gammas, rho)
-        ev.record(k + 1, locals_, gammas, force=(k + 1 == T))
-        if progress:
-            progress(k + 1, T)
+        _end_round(ev, k + 1, T, locals_, gammas, progress)
     seconds = time.perf_counter() - start
     config = {"iterations": T, "agents": N, "lam": lam, "rho": rho, "beta": beta,
               "loss": loss.name, "regulariser": regulariser.name, "topology": "star (aggregator)"}

@@ -25,7 +25,7 @@ import numpy as np
 
 from dpkit._validation import check_integer, check_nonnegative, check_positive, check_rng
 from dpkit.accounting.events import GaussianEvent
-from dpkit.algorithms.admm import check_parts, finish, star_aggregate, star_objective
+from dpkit.algorithms.admm import _end_round, check_parts, finish, star_aggregate, star_objective
 from dpkit.algorithms.data import Dataset
 from dpkit.algorithms.dp_admm import noise_multiplier, seed004_guarantees
 from dpkit.algorithms.evaluation import Evaluator
@@ -91,9 +91,7 @@ def admm_pvp(
             locals_[i] = solve(F, locals_[i], beta, method=solver).theta
         sent = locals_ + gen.standard_normal((n, d)) * sigmas[:, None]
         w, gammas = star_aggregate(sent, gammas, rho)
-        ev.record(k + 1, sent, gammas, force=(k + 1 == T))
-        if progress:
-            progress(k + 1, T)
+        _end_round(ev, k + 1, T, sent, gammas, progress)
     seconds = time.perf_counter() - start
     ledgers = [[(GaussianEvent(float(sigmas[i]), float(sens[i])), T)] for i in range(n)]
     guarantees = seed004_guarantees(ledgers, delta, eps_it,

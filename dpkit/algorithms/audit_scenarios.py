@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -42,6 +43,7 @@ from scipy import special
 
 from dpkit._validation import check_integer, check_open_unit, check_positive
 from dpkit.accounting.analytic_gaussian import classic_gaussian_sigma, gaussian_epsilon, gaussian_sigma
+from dpkit.accounting.gdp import gdp_mu_to_epsilon
 from dpkit.accounting.zcdp import zcdp_to_epsilon
 from dpkit.algorithms import a_ddp
 from dpkit.algorithms.dvp_admm import dvp_calibration, dvp_total_epsilon, sample_l2_laplace
@@ -150,8 +152,6 @@ def seed000_approx_minimizer(*, corrected: bool = False, rho: float = 0.125, bet
     the analytic-Gaussian ε at sensitivity 2β/μ (Balle & Wang 2018, Thm 8): 4ρ-zCDP.
     ``corrected=True`` uses ``sensitivity_factor=2`` (σ doubled; dpkit's default).
     """
-    import warnings
-
     rho = check_positive("rho", rho)
     delta = check_open_unit("delta", delta)
     with warnings.catch_warnings():
@@ -183,6 +183,23 @@ def seed000_approx_minimizer(*, corrected: bool = False, rho: float = 0.125, bet
 # --------------------------------------------------------------------------- seed 000, A4 (SVT)
 
 
+def _query_patterns(n: int, step: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Ding et al. (CCS 2018, Sec. 5.1) query patterns around 1, every answer moved by ≤ ``step``, plus mirrors.
+
+    (The audit package has the same generator; algorithms may not import it.)
+    """
+    one, up, down, h = np.ones(n), 1.0 + step, 1.0 - step, n // 2
+
+    def vec(*parts: tuple[float, int]) -> np.ndarray:
+        return np.concatenate([np.full(k, v) for v, k in parts])
+
+    asym = [(one, vec((up, 1), (1.0, n - 1))), (one, vec((down, 1), (1.0, n - 1))),
+            (one, vec((up, 1), (down, n - 1))), (one, vec((down, 1), (up, n - 1))),
+            (one, vec((up, h), (down, n - h))), (vec((1.0, h), (down, n - h)), vec((down, h), (1.0, n - h)))]
+    sym = [(one, vec((up, n))), (one, vec((down, n)))]
+    return asym + sym + [(a[::-1].copy(), b[::-1].copy()) for a, b in asym]
+
+
 @dataclasses.dataclass(frozen=True)
 class _SVTRelease:
     svt: SparseVector
@@ -199,13 +216,10 @@ def seed000_svt(*, epsilon: float = 1.0, cutoff: int = 2, c_loss: float = 1.0, l
     ε₁ : ε₂ = 1 : (2c)^{2/3}. Pairs: the StatDP patterns of Ding et al. 2018 (Sec. 5.1) around
     the threshold, every query moved by at most 2C_loss. The claim ε₁ + ε₂ (pure DP) is valid.
     """
-    from dpkit.audit.pairs import StatDPPatterns  # the pattern generator only; no auditing here
-
     eps1, eps2 = svt_budget_split(epsilon, cutoff)
     sens = 2.0 * check_positive("c_loss", c_loss)
     svt = SparseVector(eps1, eps2, threshold=1.0, cutoff=cutoff, sensitivity=sens, threshold_noise=threshold_noise)
-    pairs = [(p.first, p.second) for p in StatDPPatterns(length=length, relation="componentwise",
-                                                         sensitivity=sens).pairs()]
+    pairs = _query_patterns(check_integer("length", length, minimum=2), sens)
     return AuditScenario(
         name="seed000-svt", seed="000",
         claim=f"the SVT step is (epsilon1 + epsilon2)-DP = {eps1 + eps2:g}-DP (Lyu et al. 2017, Thm 2)",
@@ -279,6 +293,12 @@ def _logistic_terms(f: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[np.nda
     grad = (-y * e) @ X
     hess = np.einsum("...b,bi,bj->...ij", e * (1.0 - e), X, X)
     return value, grad, hess
+
+
+def _logistic_grad(f: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Σ ∇L for records ``data = [x, y]``."""
+    X, y = data[:, :-1], data[:, -1]
+    return (-y * special.expit(-y * (f @ X.T))) @ X
 
 
 def _logistic_value(f: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -424,7 +444,8 @@ def seed003_dvp_transcript(*, corrected: bool = False, alpha: float = 1.0, itera
                  f"(dvp_total_epsilon, {total['method']})")
     else:
         claimed_eps, claimed_delta = alpha, 0.0
-        claim = f"DVP privacy is independent of the number of iterations: the T={iterations} transcript is alpha={alpha}-DP"
+        claim = (f"DVP privacy is independent of the number of iterations: the T={iterations} transcript "
+                 f"is alpha={alpha}-DP")
     return AuditScenario(
         name="seed003-dvp-transcript" + ("-corrected" if corrected else ""), seed="003", claim=claim,
         claimed_epsilon=claimed_eps, claimed_delta=claimed_delta, mechanism=mech, pairs=[(node0, neighbour)],
@@ -434,9 +455,11 @@ def seed003_dvp_transcript(*, corrected: bool = False, alpha: float = 1.0, itera
                            f"transcript log-likelihood ratio L_T"),
         expect_violation=not corrected and iterations > 1,
         prediction=("no violation: the composed total bounds the transcript" if corrected else
-                    "no violation: one step is alpha-DP given the history (Theorem 1, corrected zeta)" if iterations == 1
-                    else "violation: epsilon_emp(T) > alpha, growing with T (spec 003 §5 item 6: ~1.6-2.0 at T=100, "
-                    "n=300 per world); the claim is false for every T >= 2, detection needs T and samples large enough"),
+                    "no violation: one step is alpha-DP given the history (Theorem 1, corrected zeta)"
+                    if iterations == 1 else
+                    "violation: epsilon_emp(T) > alpha, growing with T (spec 003 §5 item 6: ~1.6-2.0 at T=100, "
+                    "n=300 per world); the claim is false for every T >= 2, detection needs T and samples "
+                    "large enough"),
         corrected=corrected,
         parameters={"alpha": alpha, "iterations": iterations, "records": records, "dim": 2, "nodes": 2, "rho": 0.1,
                     "eta": 0.5, "zeta": _zeta(alpha, records), "statistic": statistic, "data_seed": data_seed},
@@ -478,13 +501,15 @@ class DPADMMRelease:
         prev = np.tile(self.w_start, (n, 1))
         llr = np.zeros(n)
         released = []
+        same = [np.array_equal(data, self.reference), np.array_equal(data, self.neighbour)]
         for _ in range(self.iterations):
-            means = []
-            for d in (data, self.reference, self.neighbour):
-                _, grad, _ = _logistic_terms(prev, d[:, :-1], d[:, -1])
-                means.append(prev - grad / (d.shape[0] * kappa))
-            new = means[0] + self.sigma * rng.standard_normal(prev.shape)
-            llr += (np.sum((new - means[2]) ** 2, -1) - np.sum((new - means[1]) ** 2, -1)) / (2.0 * self.sigma**2)
+            means = [prev - _logistic_grad(prev, d) / (d.shape[0] * kappa) for d in (self.reference, self.neighbour)]
+            if same[0] or same[1]:
+                mean = means[0] if same[0] else means[1]
+            else:
+                mean = prev - _logistic_grad(prev, data) / (data.shape[0] * kappa)
+            new = mean + self.sigma * rng.standard_normal(prev.shape)
+            llr += (np.sum((new - means[1]) ** 2, -1) - np.sum((new - means[0]) ** 2, -1)) / (2.0 * self.sigma**2)
             released.append(new)
             prev = new
         return llr if self.statistic == "llr" else np.concatenate(released, axis=1)
@@ -504,8 +529,6 @@ def seed004_gaussian_release(*, corrected: bool = False, epsilon: float = 1.0, d
     μ = √T ε/√(2 ln(1.25/δ)) (Dong, Roth & Su 2019). True ε: analytic-Gaussian ε at the realised
     first-step shift (one step) or ≤ the GDP total (T steps; the shift is ≤ Δ at every step).
     """
-    from dpkit.accounting.gdp import gdp_mu_to_epsilon
-
     epsilon = check_positive("epsilon", epsilon)
     if epsilon > 1.0:
         raise ValueError(f"epsilon must be in (0, 1] for Theorem 1 of seed 004, got epsilon={epsilon}")
@@ -528,18 +551,20 @@ def seed004_gaussian_release(*, corrected: bool = False, epsilon: float = 1.0, d
     first[0] = [a, tilt, 1.0]
     second[0] = [-a, tilt, 1.0]
     mech = DPADMMRelease(w_start, rho, eta, sigma, T, first, second, statistic)
-    one_step = DPADMMRelease(w_start, rho, eta, sigma, 1, first, second, "release")
-    gen = np.random.default_rng(0)
-    shift = float(np.linalg.norm(one_step(first, 1, np.random.default_rng(0)) - one_step(second, 1, gen)))
+    start = w_start[None, :]
+    shift = float(np.linalg.norm(_logistic_grad(start, first) - _logistic_grad(start, second)))
+    shift /= m * (rho + 1.0 / eta)
     mu = math.sqrt(T) * epsilon / math.sqrt(2.0 * math.log(1.25 / delta))
     if corrected:
         claimed = float(gdp_mu_to_epsilon(mu, delta))
         claim = (f"{T} DP-ADMM iterates at per-iteration ({epsilon}, {delta}) are ({claimed:.4g}, {delta})-DP "
                  f"(exact GDP total, mu = {mu:.4g})")
-        true_eps, note = None, f"no closed form for the realised shifts; <= the GDP total {claimed:.4g} (shift <= Delta)"
+        true_eps = None
+        note = f"no closed form for the realised shifts; <= the GDP total {claimed:.4g} (shift <= Delta)"
     else:
         claimed = epsilon
-        claim = f"each DP-ADMM iterate is ({epsilon}, {delta})-DP (Theorem 1, classical Gaussian on Lemma 1's sensitivity)"
+        claim = (f"each DP-ADMM iterate is ({epsilon}, {delta})-DP (Theorem 1, classical Gaussian on "
+                 f"Lemma 1's sensitivity)")
         true_eps = float(gaussian_epsilon(sigma, delta, shift))
         note = f"exact: analytic Gaussian epsilon(delta) at the realised shift {shift:.6g} (<= Delta = {sens:.6g})"
     return AuditScenario(

@@ -40,7 +40,7 @@ from dpkit._validation import check_integer, check_nonnegative, check_open_unit,
 from dpkit.accounting.base import AccountingResult
 from dpkit.accounting.events import GaussianEvent
 from dpkit.algorithms import privacy as P
-from dpkit.algorithms.admm import check_parts, finish, star_aggregate
+from dpkit.algorithms.admm import _end_round, check_parts, finish, star_aggregate
 from dpkit.algorithms.data import Dataset
 from dpkit.algorithms.evaluation import Evaluator
 from dpkit.algorithms.losses import L1, L2, Logistic, empirical_gradient
@@ -183,9 +183,7 @@ def dp_admm(
         local = (-g + gammas + rho * w + sent * inv_eta) / (rho + inv_eta)
         sent = local + gen.standard_normal((n, d)) * sigmas[:, k][:, None]
         w, gammas = star_aggregate(sent, gammas, rho)
-        ev.record(k + 1, sent, gammas, force=(k + 1 == T))
-        if progress:
-            progress(k + 1, T)
+        _end_round(ev, k + 1, T, sent, gammas, progress)
     seconds = time.perf_counter() - start
     ledgers = [[(GaussianEvent(float(sigmas[i, k]), float(sens[i, k])), 1) for k in range(T)] for i in range(n)]
     guarantees = seed004_guarantees(ledgers, delta, eps_it,

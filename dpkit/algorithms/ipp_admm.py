@@ -42,13 +42,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from dpkit._validation import check_integer, check_positive, check_rng, check_real
-from dpkit.algorithms.admm import decentralised_dual_update, decentralised_objective, finish
+from dpkit.algorithms.admm import _end_round, decentralised_dual_update, finish
 from dpkit.algorithms.data import Dataset
 from dpkit.algorithms.evaluation import Evaluator
 from dpkit.algorithms.graphs import Graph
-from dpkit.algorithms.losses import L2, empirical_value
-from dpkit.algorithms.pp_admm import _setup, seed000_guarantees, seed000_parameters
-from dpkit.algorithms.solvers import solve
+from dpkit.algorithms.losses import empirical_value
+from dpkit.algorithms.pp_admm import _objective_step, _setup, seed000_guarantees, seed000_parameters
 
 __all__ = ["ipp_admm"]
 
@@ -89,7 +88,7 @@ def ipp_admm(
     ``cap`` is c (< T, Theorem 4.1), ``clip`` is C_loss, ``alpha`` the SVT threshold α.
     ``fresh_release`` defaults to False under ``accounting="paper"`` and True under ``"corrected"``.
     """
-    parts, loss = _setup(parts, graph, epsilon, delta, iterations, eta, beta, loss)
+    parts, loss, sizes, degrees = _setup(parts, graph, epsilon, delta, iterations, eta, beta, loss)
     T = int(iterations)
     cap = check_integer("cap", cap, minimum=1)
     if cap >= T:
@@ -104,8 +103,6 @@ def ipp_admm(
         fresh_release = accounting == "corrected"
     gen = check_rng(rng)
     N, d = len(parts), parts[0].d
-    sizes = [p.n for p in parts]
-    degrees = [int(g) for g in graph.degrees]
     K = cap if fresh_release else T
     params = seed000_parameters(
         epsilon, delta, sizes=sizes, degrees=degrees, iterations=T, eta=eta, beta=beta, accounting=accounting,
@@ -116,10 +113,9 @@ def ipp_admm(
     sens = 2.0 * clip  # Lemma 4.2, by the range of the clipped loss averages
     thr_scale = (2.0 * cap * clip if threshold_scale == "paper" else 2.0 * clip) / params.epsilon_1
     query_scale = 4.0 * cap * clip / params.epsilon_2
-    reg = L2()
+    step = _objective_step(parts, graph, loss, params, eta, beta, solver, gen)
     thetas = np.zeros((N, d))
     duals = np.zeros((N, d))
-    nbrs = graph.neighbours
     counts = np.zeros(N, dtype=int)
     broadcast_log: list[list[int]] = []
     thresholds = alpha + gen.laplace(0.0, thr_scale, N)
@@ -133,9 +129,7 @@ def ipp_admm(
         for i in range(N):
             if counts[i] >= cap:
                 continue  # after the c-th ⊤ the agent never broadcasts again (Alg. 2 line 10)
-            F = decentralised_objective(parts[i], loss, reg, params.lam_hat / N, duals[i], thetas[i],
-                                        thetas[list(nbrs[i])], eta, extra_linear=gen.normal(0.0, params.sigma1[i], d))
-            res = solve(F, thetas[i], beta, method=solver)
+            res = step(i, thetas, duals)
             max_grad = max(max_grad, res.grad_norm)
             X, y = parts[i].X, parts[i].y
             q = float(empirical_value(loss, thetas[i], X, y, clip) - empirical_value(loss, res.theta, X, y, clip))
@@ -143,18 +137,14 @@ def ipp_admm(
             if q + gen.laplace(0.0, query_scale) >= threshold:
                 counts[i] += 1
                 if fresh_release:
-                    F = decentralised_objective(parts[i], loss, reg, params.lam_hat / N, duals[i], thetas[i],
-                                                thetas[list(nbrs[i])], eta, extra_linear=gen.normal(0.0, params.sigma1[i], d))
-                    res = solve(F, thetas[i], beta, method=solver)
+                    res = step(i, thetas, duals)
                     max_grad = max(max_grad, res.grad_norm)
                 new[i] = res.theta + gen.normal(0.0, params.sigma2[i], d)
                 sent.append(i)
         broadcast_log.append(sent)
         thetas = new
         duals = decentralised_dual_update(duals, thetas, graph, eta)
-        ev.record(t + 1, thetas, duals, force=(t + 1 == T))
-        if progress:
-            progress(t + 1, T)
+        _end_round(ev, t + 1, T, thetas, duals, progress)
     seconds = time.perf_counter() - start
     if threshold_once:
         svt = (sens / thr_scale, sens * 2 * cap / query_scale, cap)  # effective (ε₁, ε₂) of the noise used

@@ -54,7 +54,13 @@ from dpkit._validation import (
 from dpkit.accounting.base import AccountingResult, PaperRuleWarning
 from dpkit.accounting.events import ApproxDPEvent, GaussianEvent, PureDPEvent, SparseVectorEvent
 from dpkit.algorithms import privacy as P
-from dpkit.algorithms.admm import check_parts, decentralised_dual_update, decentralised_objective, finish
+from dpkit.algorithms.admm import (
+    _check_parts_on_graph,
+    _end_round,
+    decentralised_dual_update,
+    decentralised_objective,
+    finish,
+)
 from dpkit.algorithms.data import Dataset
 from dpkit.algorithms.evaluation import Evaluator
 from dpkit.algorithms.graphs import Graph
@@ -262,11 +268,8 @@ def seed000_guarantees(
 
 
 def _setup(parts, graph, epsilon, delta, iterations, eta, beta, loss):
-    parts = check_parts(parts)
-    if not isinstance(graph, Graph):
-        raise TypeError(f"graph must be a Graph, got {type(graph).__name__}")
-    if graph.n != len(parts):
-        raise ValueError(f"graph has {graph.n} agents but {len(parts)} datasets were given")
+    """Validate PP-/IPP-ADMM arguments; returns (parts, loss, sizes |D_i|, degrees |𝓑_i|)."""
+    parts = _check_parts_on_graph(parts, graph)
     check_positive("epsilon", epsilon)
     check_open_unit("delta", delta)
     check_integer("iterations", iterations, minimum=1)
@@ -275,7 +278,24 @@ def _setup(parts, graph, epsilon, delta, iterations, eta, beta, loss):
     loss = loss or Logistic()
     if not loss.smooth:
         raise ValueError("PP-/IPP-ADMM need a twice-differentiable loss (objective perturbation); got " + loss.name)
-    return parts, loss
+    return parts, loss, [p.n for p in parts], [int(g) for g in graph.degrees]
+
+
+def _objective_step(parts, graph, loss, params, eta, beta, solver, gen):
+    """Agent i's objective-perturbation step of PP-/IPP-ADMM (seed 000 eq. 5) as ``step(i, thetas, duals)``.
+
+    The step draws b_i1 ~ N(0, σ_i1² I) and minimises the perturbed objective until ||∇|| ≤ β;
+    it returns the solver's result (θ̂ and its gradient norm).
+    """
+    reg, nbrs, N = L2(), graph.neighbours, len(parts)
+
+    def step(i: int, thetas: np.ndarray, duals: np.ndarray):
+        b1 = gen.normal(0.0, params.sigma1[i], thetas.shape[1])
+        F = decentralised_objective(parts[i], loss, reg, params.lam_hat / N, duals[i], thetas[i],
+                                    thetas[list(nbrs[i])], eta, extra_linear=b1)
+        return solve(F, thetas[i], beta, method=solver)
+
+    return step
 
 
 def pp_admm(
@@ -323,20 +343,17 @@ def pp_admm(
     TrainingResult
         ``guarantees["paper"]`` (labelled, not a valid bound) and ``guarantees["corrected"]`` (valid).
     """
-    parts, loss = _setup(parts, graph, epsilon, delta, iterations, eta, beta, loss)
+    parts, loss, sizes, degrees = _setup(parts, graph, epsilon, delta, iterations, eta, beta, loss)
     gen = check_rng(rng)
     N, d, T = len(parts), parts[0].d, int(iterations)
-    sizes = [p.n for p in parts]
-    degrees = [int(g) for g in graph.degrees]
     params = seed000_parameters(
         epsilon, delta, sizes=sizes, degrees=degrees, iterations=T, eta=eta, beta=beta, accounting=accounting,
         splits=splits, epsilon3_ratio=epsilon3_ratio, delta_i1=delta_i1, lam=lam, c1=loss.c1, c3=loss.c3,
         sensitivity_factor=sensitivity_factor,
     )
-    reg = L2()
+    step = _objective_step(parts, graph, loss, params, eta, beta, solver, gen)
     thetas = np.zeros((N, d))
     duals = np.zeros((N, d))
-    nbrs = graph.neighbours
     ev = Evaluator(loss, parts, test, record_every)
     ev.record(0, thetas, duals)
     max_grad = 0.0
@@ -344,17 +361,12 @@ def pp_admm(
     for t in range(T):
         new = np.empty_like(thetas)
         for i in range(N):
-            b1 = gen.normal(0.0, params.sigma1[i], d)
-            F = decentralised_objective(parts[i], loss, reg, params.lam_hat / N, duals[i], thetas[i],
-                                        thetas[list(nbrs[i])], eta, extra_linear=b1)
-            res = solve(F, thetas[i], beta, method=solver)
+            res = step(i, thetas, duals)
             max_grad = max(max_grad, res.grad_norm)
             new[i] = res.theta + gen.normal(0.0, params.sigma2[i], d)
         thetas = new
         duals = decentralised_dual_update(duals, thetas, graph, eta)
-        ev.record(t + 1, thetas, duals, force=(t + 1 == T))
-        if progress:
-            progress(t + 1, T)
+        _end_round(ev, t + 1, T, thetas, duals, progress)
     seconds = time.perf_counter() - start
     ledgers, guarantees = seed000_guarantees(params, sizes=sizes, beta=beta, c1=loss.c1, c3=loss.c3, paper_rho=paper_rho)
     config = {"iterations": T, "agents": N, "eta": eta, "beta": beta, "graph": graph.to_dict(), "loss": loss.name,

@@ -25,7 +25,8 @@ from dpkit.audit import audit
 
 # algorithm name (as in ``dpkit train``) -> (scenario, what is audited)
 ALGORITHMS: dict[str, tuple[str, str]] = {
-    "pp-admm": ("seed000-approx-minimizer", "seed 000 output perturbation with an adversarial compliant optimiser (F5/A1)"),
+    "pp-admm": ("seed000-approx-minimizer",
+                "seed 000 output perturbation with an adversarial compliant optimiser (F5/A1)"),
     "ipp-admm": ("seed000-svt", "seed 000 sparse vector step (A4)"),
     "a-ddp": ("seed002-sensitivity", "seed 002 one upload, sensitivity C vs 2C (F6)"),
     "dvp-admm": ("seed003-dvp-transcript", "seed 003 T-iteration transcript vs per-iteration alpha (§3.2)"),

@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         "mechanism": args.mechanism,
         "count": args.count,
         "sampling": args.sampling,
+        "event": common.make_event_factory(args)(result.parameter).to_dict(),
     }
     shown = common.fmt_down(result.parameter) if args.mechanism == "randomized-response" else common.fmt_up(result.parameter)
     lines = [

@@ -49,10 +49,14 @@ PRESENTATION_OPTIONS = frozenset({"func", "json", "out", "quiet", "workers"})
 
 
 def run_configuration(args: argparse.Namespace) -> dict[str, Any]:
-    """Every option of a parsed command that can change its numbers, as JSON-ready values."""
+    """Every option of a parsed command that can change its numbers, as JSON-ready values.
+
+    Options left unset (``None``) are omitted, so adding a new optional option to a command
+    does not change the hash of existing runs.
+    """
     config = {}
     for key, value in sorted(vars(args).items()):
-        if key in PRESENTATION_OPTIONS:
+        if key in PRESENTATION_OPTIONS or value is None:
             continue
         config[key] = value if isinstance(value, (str, int, float, bool, type(None), list)) else str(value)
     return config

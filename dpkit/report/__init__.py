@@ -9,6 +9,7 @@ directory.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -62,6 +63,17 @@ class ReportResult:
             "rerun_matched": self.rerun_matched,
             "references": list(self.references),
         }
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with non-finite floats written as the strings "inf", "-inf", "nan" (strict JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def build_report(documents: Iterable[Any], rerun: bool = True) -> dict[str, Any]:
@@ -126,7 +138,7 @@ def write_report(
     report["skipped_plots"] = dict(skipped)
     paths = {"markdown": out / "report.md", "json": out / "report.json", "bibtex": out / "references.bib"}
     paths["markdown"].write_text(render_markdown(report, drawn, skipped), encoding="utf-8")
-    paths["json"].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    paths["json"].write_text(json.dumps(_finite(report), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     paths["bibtex"].write_text(render_bibtex(report["references"]), encoding="utf-8")
     return ReportResult(
         out_dir=out,

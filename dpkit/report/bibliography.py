@@ -333,6 +333,16 @@ AUDIT_PAIRS_KEYS: dict[str, str] = {
 }
 
 
+#: Built-in mechanisms of ``dpkit audit --mechanism NAME`` → the mechanism's paper.
+AUDIT_MECHANISM_KEYS: dict[str, str] = {
+    "laplace": "dwork2006calibrating",
+    "gaussian": "dwork2006our",
+    "exponential": "mcsherry2007mechanism",
+    "svt": "lyu2017understanding",
+    "above-threshold": "lyu2017understanding",
+}
+
+
 def keys_in_method(method: str) -> set[str]:
     """Entry keys whose citation appears in a result's ``method`` string."""
     return {key for pattern, key in METHOD_PATTERNS if re.search(pattern, method or "")}
@@ -372,7 +382,8 @@ def keys_for(
     algorithms
         ``dpkit train`` algorithm names.
     audits
-        Audit result mappings (``method``, ``pairs``, ``witness``).
+        Audit result mappings (``method``, ``pairs``, ``witness``, and ``mechanism_name``: the
+        ``--mechanism`` option of ``dpkit audit``).
 
     Examples
     --------
@@ -399,6 +410,8 @@ def keys_for(
     keys.update(ALGORITHM_KEYS[name] for name in algorithms if name in ALGORITHM_KEYS)
     for audit in audits:
         keys |= keys_in_method(str(audit.get("method", "")))
+        if audit.get("mechanism_name") in AUDIT_MECHANISM_KEYS:
+            keys.add(AUDIT_MECHANISM_KEYS[audit["mechanism_name"]])
         pairs = audit.get("pairs")
         if pairs in AUDIT_PAIRS_KEYS:
             keys.add(AUDIT_PAIRS_KEYS[pairs])

@@ -20,7 +20,7 @@ import math
 import os
 import tempfile
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -88,14 +88,11 @@ def _compose_items(items: Sequence[tuple[dict, int]]) -> tuple[PrivacyEvent | No
     return (events[0] if len(events) == 1 else ComposedEvent(tuple(events))), []
 
 
-def _calibrated_event(doc: Document) -> PrivacyEvent:
-    """The event of a ``calibrate`` document, rebuilt with the CLI's own option-to-event mapping."""
-    import argparse
-
-    from dpkit.cli import _accounting_args
-
-    args = argparse.Namespace(**doc.config)
-    return _accounting_args.make_event_factory(args)(float(doc.payload["parameter"]))
+def _unwrapped(event: dict, count: int) -> tuple[dict, int]:
+    """``(self_composed(e, n), c)`` as ``(e, n c)``, so that steps are counted as steps."""
+    while event.get("kind") == "self_composed":
+        event, count = event["event"], count * int(event["count"])
+    return event, count
 
 
 def _train_units(doc: Document) -> list[tuple[str, list[tuple[dict, int]]]]:
@@ -103,7 +100,7 @@ def _train_units(doc: Document) -> list[tuple[str, list[tuple[dict, int]]]]:
     per_agent: dict[int, list[tuple[dict, int]]] = {}
     for group in doc.payload["ledger"]:
         for agent in group.get("agents", [0]):
-            per_agent.setdefault(int(agent), []).extend((e, int(c)) for e, c in group.get("events", []))
+            per_agent.setdefault(int(agent), []).extend(_unwrapped(e, int(c)) for e, c in group.get("events", []))
     distinct: dict[str, tuple[list[int], list[tuple[dict, int]]]] = {}
     for agent, items in sorted(per_agent.items()):
         key = canonical_json([[e, c] for e, c in items])
@@ -128,17 +125,18 @@ def _relation(doc: Document) -> str:
     return "replace-one" if doc.config.get("sampling") == "without-replacement" else "add-remove"
 
 
-def ledger_units(doc: Document) -> tuple[list[tuple[str, PrivacyEvent | None, list[PrivacyEvent | None]]], list[str]]:
-    """The privacy units of a document: ``(label, whole event, [event after each step])`` and notes.
+Unit = tuple[str, "PrivacyEvent | None", list[tuple[int, "PrivacyEvent | None"]]]
 
-    The step events grow along ``STEP_POINTS`` step counts (for ε against steps); their last
-    entry is the whole event.
+
+def ledger_units(doc: Document) -> tuple[list[Unit], list[str]]:
+    """The privacy units of a document: ``(label, whole event, [(k, event of the first k steps)])`` and notes.
+
+    The step counts k follow a geometric grid of ``STEP_POINTS`` points (for ε against steps);
+    the last one is the whole run.
     """
     notes: list[str] = []
     if doc.command in ("epsilon", "calibrate"):
-        event = event_from_dict(doc.payload["event"]) if doc.command == "epsilon" else _calibrated_event(doc)
-        if doc.command == "calibrate":
-            notes.append("event rebuilt from the calibrated parameter and the configuration (the document has no 'event')")
+        event = event_from_dict(doc.payload["event"])
         if isinstance(event, SelfComposedEvent):
             steps = _step_grid(event.count)
             step_events = [event.event if k == 1 else SelfComposedEvent(event.event, k) for k in steps]
@@ -150,12 +148,23 @@ def ledger_units(doc: Document) -> tuple[list[tuple[str, PrivacyEvent | None, li
         for label, items in _train_units(doc):
             whole, unit_notes = _compose_items(items)
             notes.extend(unit_notes)
-            flat = [(e, 1) for e, c in items for _ in range(c)] if sum(c for _, c in items) <= 100_000 else items
-            steps = _step_grid(len(flat)) if flat else []
-            step_events = [(k, _compose_items(flat[:k])[0]) for k in steps]
+            total = sum(c for _, c in items)
+            steps = _step_grid(total) if total else []
+            step_events = [(k, _compose_items(_prefix(items, k))[0]) for k in steps]
             units.append((label, whole, step_events))
         return units, sorted(set(notes))
     return [], notes
+
+
+def _prefix(items: Sequence[tuple[dict, int]], k: int) -> list[tuple[dict, int]]:
+    """The first ``k`` steps of a ledger given as (event, count) in time order."""
+    out: list[tuple[dict, int]] = []
+    for event, count in items:
+        if k <= 0:
+            break
+        out.append((event, min(count, k)))
+        k -= count
+    return out
 
 
 def _step_grid(total: int) -> list[int]:
@@ -354,6 +363,9 @@ def _same(a: Any, b: Any) -> bool:
 def rerun_check(doc: Document) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Re-execute the document's argv; compare its numbers and configuration hash.
 
+    ``matched`` says whether the numbers were reproduced; ``config_hash_matched`` whether the
+    rerun's full configuration (defaults included) is the same, and ``config_differences`` lists
+    the options that differ (e.g. an option a newer dpkit added, with its default).
     Returns the check (JSON-ready) and the rerun's JSON object (``None`` if it failed).
     """
     start = time.perf_counter()
@@ -362,30 +374,50 @@ def rerun_check(doc: Document) -> tuple[dict[str, Any], dict[str, Any] | None]:
     except (ValueError, TypeError, json.JSONDecodeError) as error:
         return {"performed": True, "matched": False, "error": str(error), "fields": []}, None
     fields = []
+    for index, result in enumerate(doc.payload.get("results", [])):  # `dpkit epsilon --compare`
+        new = again.get("results", [])[index] if index < len(again.get("results", [])) else {}
+        for name in ("accountant", "epsilon", "epsilon_lower"):
+            original, value = result.get(name), new.get(name)
+            fields.append({"field": f"results[{index}].{name}", "original": original, "rerun": value,
+                           "identical": original == value, "matched": _same(original, value)})
     for name in RERUN_FIELDS[doc.command]:
         if name not in doc.payload and name not in again:
             continue
         original, new = doc.payload.get(name), again.get(name)
         fields.append({"field": name, "original": original, "rerun": new, "identical": original == new,
                        "matched": _same(original, new)})
-    hash_again = again.get("dpkit", {}).get("config_hash")
+    envelope = again.get("dpkit", {})
+    config_again = envelope.get("config", {})
+    differences = sorted(key for key in set(doc.config) | set(config_again)
+                         if doc.config.get(key, "<absent>") != config_again.get(key, "<absent>"))
     check = {
         "performed": True,
         "argv": _strip_out(doc.argv),
-        "config_hash_matched": hash_again == doc.config_hash,
+        "config_hash_matched": envelope.get("config_hash") == doc.config_hash,
+        "config_differences": {key: [doc.config.get(key, "<absent>"), config_again.get(key, "<absent>")]
+                               for key in differences},
         "fields": fields,
-        "matched": all(f["matched"] for f in fields) and hash_again == doc.config_hash,
+        "matched": bool(fields) and all(f["matched"] for f in fields),
         "rtol": RERUN_RTOL,
         "seconds": round(time.perf_counter() - start, 3),
     }
     return check, again
 
 
+#: Options a non-private baseline shares with the private run it is compared with.
+BASELINE_OPTIONS = ("data", "variant", "agents", "iterations", "seed", "n_train")
+
+
+def baseline_key(config: Mapping[str, Any]) -> str:
+    """Identifies runs on the same data split, agents, iterations and seed."""
+    return canonical_json({option: config.get(option) for option in BASELINE_OPTIONS})
+
+
 def nonprivate_history(doc: Document) -> tuple[dict[str, Any] | None, str]:
     """Training history of the non-private ``admm`` baseline on the same data, agents, iterations and seed."""
     config = doc.config
     argv = ["train", "--algorithm", "admm"]
-    for option in ("data", "variant", "agents", "iterations", "seed", "n_train"):
+    for option in BASELINE_OPTIONS:
         value = config.get(option)
         if value is not None:
             argv += [f"--{option.replace('_', '-')}", str(value)]
@@ -403,6 +435,8 @@ def nonprivate_history(doc: Document) -> tuple[dict[str, Any] | None, str]:
 
 def privacy_unit(doc: Document, relation: str) -> str:
     base = UNIT_TEXT.get(relation, relation)
+    if _nonprivate(doc):
+        return "none: a non-private run (no privacy guarantee)"
     if doc.command == "train":
         return f"{base} in one agent's local data (the worst agent is reported)"
     if doc.command == "audit":
@@ -411,8 +445,13 @@ def privacy_unit(doc: Document, relation: str) -> str:
     return base
 
 
-def document_report(doc: Document, rerun: bool = True) -> dict[str, Any]:
-    """The report section of one document (JSON-ready)."""
+def document_report(doc: Document, rerun: bool = True, baselines: dict[str, dict] | None = None) -> dict[str, Any]:
+    """The report section of one document (JSON-ready).
+
+    ``baselines`` maps :func:`baseline_key` to non-private runs already seen (filled by
+    non-private ``train`` documents, used by private ones instead of a new baseline run).
+    """
+    baselines = {} if baselines is None else baselines
     payload = doc.payload
     entry: dict[str, Any] = {
         "source": doc.source,
@@ -439,12 +478,12 @@ def document_report(doc: Document, rerun: bool = True) -> dict[str, Any]:
         entry["audit"] = audit_summary(doc)
         entry["neighbouring"] = None
         entry["privacy_unit"] = privacy_unit(doc, "")
-        audits.append(payload)
+        audits.append({**payload, "mechanism_name": doc.config.get("mechanism")})
     else:
-        delta = float(payload["delta"])
+        delta = 0.0 if payload["delta"] is None else float(payload["delta"])  # None: a non-private run
         shown_delta = delta if 0.0 < delta < 1.0 else PURE_DP_DELTA
         accounting = account(doc, shown_delta)
-        if shown_delta != delta:
+        if shown_delta != delta and accounting["at_delta"]:
             accounting["notes"].append(f"the document's delta is {delta:g}; the accountants' epsilon is shown at "
                                        f"delta = {shown_delta:g} (the privacy profile covers every delta)")
         if doc.command == "train" and accounting["at_delta"]:
@@ -452,16 +491,16 @@ def document_report(doc: Document, rerun: bool = True) -> dict[str, Any]:
                                        "record (an upper bound); the document's corrected analysis can be tighter "
                                        "when the paper's privacy unit is finer")
         entry["accounting"] = accounting
-        entry["neighbouring"] = accounting["neighbouring"]
+        entry["neighbouring"] = None if _nonprivate(doc) else accounting["neighbouring"]
         entry["privacy_unit"] = privacy_unit(doc, accounting["neighbouring"])
         entry["analyses"] = analyses(doc)
         accountings += accounting["at_delta"] + [a for a in entry["analyses"] if a.get("method")]
         if doc.command == "train":
             algorithms.append(payload["algorithm"])
             events += [e for group in payload["ledger"] for e, _ in group.get("events", [])]
-            entry["training"] = _training(doc, again)
+            entry["training"] = _training(doc, again, baselines)
         else:
-            events.append(payload["event"] if doc.command == "epsilon" else _calibrated_event(doc).to_dict())
+            events.append(payload["event"])
         entry["consistency"] = _consistency(doc, accounting)
     entry["references"] = bibliography.keys_for(accountings=accountings, events=events, algorithms=algorithms,
                                                 audits=audits)
@@ -482,14 +521,24 @@ def _result_fields(doc: Document) -> dict[str, Any]:
     return {"epsilon lower bound": p["epsilon_lower_bound"], "violation": p["violation"]}
 
 
-def _training(doc: Document, again: Mapping | None) -> dict[str, Any]:
+def _training(doc: Document, again: Mapping | None, baselines: dict[str, dict]) -> dict[str, Any]:
     payload = doc.payload
     history = payload.get("history")
     source = "document"
     if history is None and again is not None:
         history, source = again.get("_full", {}).get("history"), "rerun"
-    baseline, how = (None, "") if history is None else nonprivate_history(doc)
-    return {"accuracy": payload["accuracy"], "history": history, "history_source": source if history else None,
+    key = baseline_key(doc.config)
+    private = any(group.get("events") for group in payload["ledger"])
+    if not private:
+        if history is not None:
+            baselines[key] = {"accuracy": payload["accuracy"], "history": history, "argv": doc.argv}
+        baseline, how = None, ""
+    elif key in baselines:
+        baseline = baselines[key]
+        how = " ".join(arg for arg in baseline["argv"] if arg not in ("--json", "--quiet"))
+    else:
+        baseline, how = (None, "") if history is None else nonprivate_history(doc)
+    return {"accuracy": payload["accuracy"], "history": history, "private": private, "history_source": source if history else None,
             "nonprivate": baseline, "nonprivate_argv": how}
 
 
@@ -506,9 +555,17 @@ def _consistency(doc: Document, accounting: Mapping) -> list[dict[str, Any]]:
     return rows
 
 
+def _nonprivate(doc: Document) -> bool:
+    return doc.command == "train" and not any(group.get("events") for group in doc.payload["ledger"])
+
+
 def build_report(documents: Sequence[Document], rerun: bool = True) -> dict[str, Any]:
     """The whole report (JSON-ready): one section per document, the references, the environment."""
-    sections = [document_report(doc, rerun) for doc in documents]
+    baselines: dict[str, dict] = {}
+    # non-private runs first, so private runs on the same split reuse them as their baseline
+    order = sorted(range(len(documents)), key=lambda i: not _nonprivate(documents[i]))
+    built = {i: document_report(documents[i], rerun, baselines) for i in order}
+    sections = [built[i] for i in range(len(documents))]
     keys = sorted({key for s in sections for key in s["references"]})
     reruns = [s["rerun"]["matched"] for s in sections if s["rerun"]["performed"]]
     return {

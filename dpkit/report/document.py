@@ -17,7 +17,7 @@ from dpkit.report.provenance import config_hash
 #: Commands whose output a report understands, and the result fields each must carry.
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "epsilon": ("delta", "event"),
-    "calibrate": ("epsilon", "delta", "parameter", "parameter_name", "neighbouring", "mechanism", "count", "sampling"),
+    "calibrate": ("epsilon", "delta", "parameter", "parameter_name", "neighbouring", "mechanism", "count", "sampling", "event"),
     "train": ("algorithm", "accuracy", "delta", "ledger", "guarantees"),
     "audit": ("epsilon_lower_bound", "violation", "claimed_epsilon", "claimed_delta", "confidence", "samples", "method"),
 }

@@ -37,23 +37,33 @@ def up(value: float | None, digits: int = 4) -> str:
     """``value`` rounded up to ``digits`` decimals (for upper bounds)."""
     if value is None:
         return "-"
+    if not math.isfinite(value):
+        return str(value)
     scale = 10.0 ** digits
-    return f"{math.ceil(value * scale) / scale:.{digits}f}"
+    steps = math.ceil(value * scale)
+    while float(f"{steps / scale:.{digits}f}") < value:  # the product may have rounded down
+        steps += 1
+    return f"{steps / scale:.{digits}f}"
 
 
 def down(value: float | None, digits: int = 4) -> str:
     """``value`` rounded down to ``digits`` decimals (for lower bounds)."""
     if value is None:
         return "-"
+    if not math.isfinite(value):
+        return str(value)
     scale = 10.0 ** digits
-    return f"{math.floor(value * scale) / scale:.{digits}f}"
+    steps = math.floor(value * scale)
+    while float(f"{steps / scale:.{digits}f}") > value:  # the product may have rounded up
+        steps -= 1
+    return f"{steps / scale:.{digits}f}"
 
 
 def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> list[str]:
     out = [f"## {index}. `dpkit {doc['command']}` — {cell(doc['source'])}", ""]
     out += [
         f"- **Privacy unit:** {doc['privacy_unit']}",
-        f"- **Neighbouring relation:** {doc['neighbouring'] or 'see the audit pairs'}",
+        f"- **Neighbouring relation:** {doc['neighbouring'] or ('see the audit pairs' if doc.get('audit') else '-')}",
         f"- **Seed:** {cell(doc['seed'])}",
         f"- **Configuration hash (SHA-256):** `{doc['config_hash']}`"
         + ("" if doc["config_hash_valid"] else " (**does not match the stored configuration**)"),
@@ -69,7 +79,7 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
     if "analyses" in doc:
         out += ["### The document's privacy numbers", "",
                 "`paper` rows are the seed paper's own analysis; `corrected` rows are dpkit's sound accounting.", ""]
-        out.append(table(["analysis", "role", "epsilon (upper)", "delta", "accountant", "method"],
+        out.append(table(["analysis", "role", "epsilon (rounded up)", "delta", "accountant", "method"],
                          [[a["analysis"], a["role"], up(a.get("epsilon")), a.get("delta"), a.get("accountant"),
                            a.get("method")] for a in doc["analyses"]]))
         out.append("")
@@ -77,7 +87,7 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
     if accounting:
         out += [f"### ε at δ = {accounting['delta']:g} under each accountant", ""]
         if accounting["at_delta"]:
-            out.append(table(["accountant", "epsilon (upper)", "epsilon (lower, PLD)", "method", "notes"],
+            out.append(table(["accountant", "epsilon (rounded up)", "epsilon (lower, PLD)", "method", "notes"],
                              [[r["accountant"], up(r["epsilon"]), down(r.get("epsilon_lower")), r["method"],
                                "; ".join(r.get("notes") or [])] for r in accounting["at_delta"]]))
         else:
@@ -110,7 +120,8 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
             out.append("")
     training = doc.get("training")
     if training:
-        out += ["### Training", "", f"- Test accuracy of the private model: {training['accuracy']:.4f}"]
+        kind = "private" if training.get("private", True) else "non-private"
+        out += ["### Training", "", f"- Test accuracy of the {kind} model: {training['accuracy']:.4f}"]
         nonprivate = training.get("nonprivate")
         if nonprivate and nonprivate.get("accuracy") is not None:
             out.append(f"- Non-private baseline (`dpkit {training['nonprivate_argv']}`): accuracy {nonprivate['accuracy']:.4f}")
@@ -135,6 +146,8 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
         verdict = "reproduced" if rerun["matched"] else "**NOT reproduced**"
         out.append(f"Re-executing the command {verdict} the numbers (relative tolerance {rerun['rtol']:g}); "
                    f"configuration hash {'matches' if rerun['config_hash_matched'] else 'DIFFERS'}.")
+        for key, (before, after) in rerun.get("config_differences", {}).items():
+            out.append(f"- option `{cell(key)}`: document {cell(before)}, rerun {cell(after)}")
         out += ["", table(["number", "document", "rerun", "identical"],
                           [[f["field"], repr(f["original"]), repr(f["rerun"]), f["identical"]] for f in rerun["fields"]])]
     out.append("")

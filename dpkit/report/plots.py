@@ -141,7 +141,7 @@ def plot_training(training: Mapping[str, Any], path: str | Path, title: str = ""
     """Test accuracy and empirical risk against iteration: the private run and the non-private baseline."""
     figure = _figure(ncols=2)
     acc_ax, risk_ax = figure.subplots(1, 2)
-    runs = [("private", training.get("history"), "-")]
+    runs = [("private" if training.get("private", True) else "this run (non-private)", training.get("history"), "-")]
     nonprivate = training.get("nonprivate") or {}
     if nonprivate.get("history"):
         runs.append(("non-private (admm)", nonprivate["history"], "--"))

@@ -151,3 +151,24 @@ def test_make_scenario_validates_name_and_arguments():
         S.seed004_gaussian_release(epsilon=2.0)
     with pytest.raises(ValueError, match="statistic"):
         S.seed003_dvp_transcript(statistic="x")
+
+
+def test_corrected_dp_admm_total_is_not_contradicted():
+    r = A.audit_corrected("seed004-gaussian-release", samples=200_000, rng=0, iterations=5)
+    assert not r.violation and r.as_predicted
+    assert r.epsilon_lower_bound <= r.claimed_epsilon
+
+
+def test_seed004_paper_total_is_not_computable():
+    with pytest.raises(ValueError, match="c0"):
+        S.seed004_gaussian_release(iterations=3)
+
+
+def test_dp_admm_llr_is_the_gaussian_privacy_loss():
+    # one step: under D the log-likelihood ratio is N(mu^2/2, mu^2), mu = shift/sigma (exact for Gaussians)
+    from scipy import stats
+
+    sc = S.seed004_gaussian_release()
+    mu = sc.parameters["realised_shift"] / sc.parameters["sigma"]
+    llr = sc.mechanism(sc.pairs[0][0], 20_000, np.random.default_rng(11))
+    assert stats.kstest(llr, stats.norm(mu**2 / 2, mu).cdf).pvalue > 1e-3

@@ -100,4 +100,6 @@ def test_selection_follows_methods_events_algorithms_audits():
     audit = {"method": "one-sided Clopper-Pearson; Bonferroni", "pairs": "statdp",
              "witness": {"event": {"family": "interval"}}}
     assert keys_for(audits=[audit]) == ["clopper1934use", "ding2018detecting"]
+    assert keys_for(audits=[{**audit, "mechanism_name": "svt"}]) == [
+        "clopper1934use", "ding2018detecting", "lyu2017understanding"]
     assert keys_for() == []

@@ -27,6 +27,8 @@ CALIBRATE_ARGV = ["calibrate", "--epsilon", "1", "--delta", "1e-5", "--mechanism
                   "--accountant", "pld", "--json"]
 TRAIN_ARGV = ["train", "--algorithm", "dp-admm", "--data", "builtin", "--epsilon", "1", "--delta", "1e-5",
               "--agents", "3", "--iterations", "8", "--seed", "0", "--json", "--quiet"]
+NONPRIVATE_ARGV = ["train", "--algorithm", "admm", "--data", "builtin", "--agents", "3", "--iterations", "8",
+                   "--seed", "0", "--json", "--quiet"]
 AUDIT_ARGV = ["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "40000", "--seed", "0",
               "--quiet", "--json"]
 
@@ -49,7 +51,7 @@ def docs(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("docs")
     paths = {}
     for name, argv in (("epsilon", EPSILON_ARGV), ("calibrate", CALIBRATE_ARGV), ("train", TRAIN_ARGV),
-                       ("audit", AUDIT_ARGV)):
+                       ("audit", AUDIT_ARGV), ("nonprivate", NONPRIVATE_ARGV)):
         paths[name] = folder / f"{name}.json"
         paths[name].write_text(json.dumps(cli_json(argv)))
     return paths
@@ -58,7 +60,7 @@ def docs(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def written(docs, tmp_path_factory):
     out = tmp_path_factory.mktemp("report") / "rep"
-    return write_report([docs["epsilon"], docs["train"], docs["audit"]], out, rerun=True)
+    return write_report([docs["epsilon"], docs["train"], docs["audit"], docs["nonprivate"]], out, rerun=True)
 
 
 # ----------------------------------------------------------------------------- numbers
@@ -252,11 +254,12 @@ def test_bibtex_has_exactly_the_keys_of_the_documents(written):
                             "koskela2020computing", "doroshenko2022connect",  # pld
                             "dong2022gaussian", "balle2018improving",  # gdp, analytic
                             "dwork2006our"}  # the Gaussian mechanism
-    audit = {"clopper1934use", "ding2018detecting"}
+    audit = {"clopper1934use", "ding2018detecting", "dwork2006calibrating"}  # the audited Laplace mechanism
     witness = written.report["documents"][2]["audit"]["witness"]["event"]
     if "learned" in str(witness.get("feature", "")):
         audit.add("bichsel2021dpsniper")
-    assert set(parsed) == gaussian_accountants | {"huang2019dpadmm"} | audit
+    assert set(parsed) == gaussian_accountants | {"huang2019dpadmm", "ding2020towards"} | audit
+    assert written.report["documents"][3]["references"] == ["ding2020towards"]  # admm: seed 000 eqs. 3-4
     assert set(written.report["documents"][0]["references"]) == gaussian_accountants
 
 
@@ -300,3 +303,13 @@ def test_cli_refuses_non_empty_directory_and_prints_paths(docs, tmp_path):
     assert result["dpkit"]["command"] == "report"
     status, stdout, _ = run_cli(["report", str(docs["calibrate"]), "--out", str(tmp_path / "new"), "--no-rerun"])
     assert status == 0 and "report.md" in stdout and "rerun:      numbers not checked" in stdout
+
+
+def test_nonprivate_document_is_the_private_runs_baseline(written, docs):
+    private, nonprivate = written.report["documents"][1], written.report["documents"][3]
+    assert nonprivate["privacy_unit"].startswith("none") and nonprivate["neighbouring"] is None
+    assert nonprivate["accounting"]["at_delta"] == []
+    baseline = private["training"]["nonprivate"]
+    assert baseline["argv"] == NONPRIVATE_ARGV
+    assert baseline["accuracy"] == json.loads(docs["nonprivate"].read_text())["accuracy"]
+    assert baseline["history"] == nonprivate["training"]["history"]
