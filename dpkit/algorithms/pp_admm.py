@@ -54,13 +54,7 @@ from dpkit._validation import (
 from dpkit.accounting.base import AccountingResult, PaperRuleWarning
 from dpkit.accounting.events import ApproxDPEvent, GaussianEvent, PureDPEvent, SparseVectorEvent
 from dpkit.algorithms import privacy as P
-from dpkit.algorithms.admm import (
-    _check_parts_on_graph,
-    _end_round,
-    decentralised_dual_update,
-    decentralised_objective,
-    finish,
-)
+from dpkit.algorithms.admm import _check_parts_on_graph, _end_round, decentralised_dual_update, decentralised_objective, finish
 from dpkit.algorithms.data import Dataset
 from dpkit.algorithms.evaluation import Evaluator
 from dpkit.algorithms.graphs import Graph
@@ -176,13 +170,6 @@ def seed000_parameters(
             lam = rule
         elif lam < rule:
             raise ValueError(f"lam must be >= {rule:.6g} (paper rule, Alg. 1 line 3), got lam={lam}")
-        mu = [lam / N + 2.0 * eta * g for g in degrees]
-        if min(mu) <= 0:
-            raise ValueError("the local objective must be strongly convex: give lam > 0 or a graph with edges")
-        e_sig = e_i3 if sigma1_uses == "epsilon_i3" else e_i1
-        sigma1 = [2.0 * math.sqrt(2.0 * math.log(1.25 / delta_i1)) / (m * e_sig) for m in sizes]
-        sigma2 = [sensitivity_factor * beta / (math.sqrt(2.0 * rho_i2) * u) for u in mu]
-        e_svt = math.sqrt(2.0 * rho_svt)
     elif accounting == "corrected":
         rho_total = P.rho_for_epsilon(epsilon, delta / 2.0)
         rho_svt = svt_fraction * rho_total
@@ -193,9 +180,15 @@ def seed000_parameters(
         e_i3 = ratio * e_i1
         if lam is None:
             lam = max(N * c3 / (math.expm1(e_i1 - e_i3) * m) for m in sizes)
-        mu = [lam / N + 2.0 * eta * g for g in degrees]
-        if min(mu) <= 0:
-            raise ValueError("the local objective must be strongly convex: give lam > 0 or a graph with edges")
+    else:
+        raise ValueError(f"accounting must be 'paper' or 'corrected', got accounting={accounting!r}")
+    mu = [lam / N + 2.0 * eta * g for g in degrees]
+    if min(mu) <= 0:
+        raise ValueError("the local objective must be strongly convex: give lam > 0 or a graph with edges")
+    if accounting == "paper":
+        e_sig = e_i3 if sigma1_uses == "epsilon_i3" else e_i1
+        sigma1 = [2.0 * math.sqrt(2.0 * math.log(1.25 / delta_i1)) / (m * e_sig) for m in sizes]
+    else:
         d_obj = delta / (2.0 * K)
         sigma1 = []
         for m, u in zip(sizes, mu):
@@ -204,10 +197,8 @@ def seed000_parameters(
                 raise ValueError(f"budget too small: the Jacobian term xi={xi:.3g} exceeds the per-step epsilon {e_i1:.3g}; raise lam or epsilon")
             sigma1.append(P.objective_perturbation_sigma(e_i1 - xi, d_obj, 2.0 * c1 / m))
         sensitivity_factor = 2.0
-        sigma2 = [2.0 * beta / (math.sqrt(2.0 * rho_i2) * u) for u in mu]
-        e_svt = math.sqrt(2.0 * rho_svt)
-    else:
-        raise ValueError(f"accounting must be 'paper' or 'corrected', got accounting={accounting!r}")
+    sigma2 = [sensitivity_factor * beta / (math.sqrt(2.0 * rho_i2) * u) for u in mu]
+    e_svt = math.sqrt(2.0 * rho_svt)
     e1, e2 = _svt_split(e_svt, cap)
     return Seed000Parameters(
         accounting, epsilon, delta, rho_total, rho_i1, rho_i2, e_i1, e_i3, delta_i1, lam, tuple(mu),
@@ -282,11 +273,8 @@ def _setup(parts, graph, epsilon, delta, iterations, eta, beta, loss):
 
 
 def _objective_step(parts, graph, loss, params, eta, beta, solver, gen):
-    """Agent i's objective-perturbation step of PP-/IPP-ADMM (seed 000 eq. 5) as ``step(i, thetas, duals)``.
-
-    The step draws b_i1 ~ N(0, σ_i1² I) and minimises the perturbed objective until ||∇|| ≤ β;
-    it returns the solver's result (θ̂ and its gradient norm).
-    """
+    """``step(i, thetas, duals)``: agent i's objective-perturbation step of PP-/IPP-ADMM (seed 000 eq. 5):
+    draw b_i1 ~ N(0, σ_i1² I), minimise the perturbed objective until ||∇|| ≤ β, return the solver result."""
     reg, nbrs, N = L2(), graph.neighbours, len(parts)
 
     def step(i: int, thetas: np.ndarray, duals: np.ndarray):
