@@ -39,6 +39,7 @@ import numpy as np
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_rng
 from dpkit.accounting.base import AccountingResult
 from dpkit.accounting.events import GaussianEvent
+from dpkit.accounting.zcdp import zcdp_to_epsilon
 from dpkit.algorithms import privacy as P
 from dpkit.algorithms.admm import _end_round, check_parts, finish, star_aggregate
 from dpkit.algorithms.data import Dataset
@@ -89,7 +90,7 @@ def seed004_guarantees(ledgers, delta: float, eps_iter: float, method: str) -> d
     )
     rho = max(P.ledger_rho(entries)[0] for entries in ledgers)
     zcdp = AccountingResult(
-        epsilon=P.zcdp_epsilon(rho, delta), delta=delta, accountant="zcdp", neighbouring=P.REPLACE_ONE,
+        epsilon=zcdp_to_epsilon(rho, delta), delta=delta, accountant="zcdp", neighbouring=P.REPLACE_ONE,
         method="Gaussian zCDP/RDP composition (Bun & Steinke 2016 Prop. 1.6; Mironov 2017) + CKS 2020 Prop. 12",
         notes=(f"rho={rho:.6g}",),
     )

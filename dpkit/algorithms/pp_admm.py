@@ -53,6 +53,7 @@ from dpkit._validation import (
 )
 from dpkit.accounting.base import AccountingResult, PaperRuleWarning
 from dpkit.accounting.events import ApproxDPEvent, GaussianEvent, PureDPEvent, SparseVectorEvent
+from dpkit.accounting.zcdp import rho_for
 from dpkit.algorithms import privacy as P
 from dpkit.algorithms.admm import _check_parts_on_graph, _end_round, decentralised_dual_update, decentralised_objective, finish
 from dpkit.algorithms.data import Dataset
@@ -171,7 +172,7 @@ def seed000_parameters(
         elif lam < rule:
             raise ValueError(f"lam must be >= {rule:.6g} (paper rule, Alg. 1 line 3), got lam={lam}")
     elif accounting == "corrected":
-        rho_total = P.rho_for_epsilon(epsilon, delta / 2.0)
+        rho_total = rho_for(epsilon, delta / 2.0)
         rho_svt = svt_fraction * rho_total
         rho_obj = (1.0 - svt_fraction) * (1.0 - splits) * rho_total
         rho_i1 = rho_obj / K

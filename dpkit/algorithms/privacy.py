@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 from typing import Iterable, Sequence
 
-import scipy.optimize
 
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive
 from dpkit.accounting.analytic_gaussian import gaussian_epsilon, gaussian_sigma
@@ -45,9 +44,10 @@ from dpkit.accounting.events import (
     ZCDPEvent,
 )
 from dpkit.accounting.neighbouring import NeighbouringRelation
+from dpkit.accounting.zcdp import rho_for, zcdp_to_epsilon
 
 __all__ = [
-    "rho_paper", "rho_exact", "zcdp_epsilon_lemma28", "zcdp_epsilon", "rho_for_epsilon",
+    "rho_paper", "rho_exact", "zcdp_epsilon_lemma28",
     "objective_perturbation_xi", "objective_perturbation_delta", "objective_perturbation_epsilon",
     "objective_perturbation_sigma", "compose_approx_zcdp", "compose_gaussians_exact",
     "gaussian_total_sigma", "ledger_rho",
@@ -76,48 +76,6 @@ def zcdp_epsilon_lemma28(rho: float, delta: float) -> float:
     rho = check_nonnegative("rho", rho)
     delta = check_open_unit("delta", delta)
     return round_up(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)))
-
-
-def zcdp_epsilon(rho: float, delta: float) -> float:
-    """ε of ρ-zCDP at δ by the conversion of Canonne, Kamath & Steinke 2020, Prop. 12:
-
-        ε = min_{α>1}  αρ + (log(1/δ) + (α−1) log(1 − 1/α) − log α)/(α − 1),
-
-    never larger than Lemma 2.8. Any α gives a valid bound, so the numerical minimiser is safe.
-    """
-    rho = check_nonnegative("rho", rho)
-    delta = check_open_unit("delta", delta)
-    if rho == 0.0:
-        return 0.0
-    L = math.log(1.0 / delta)
-
-    def eps(log_am1: float) -> float:
-        a = 1.0 + math.exp(log_am1)
-        return a * rho + (L + (a - 1.0) * math.log1p(-1.0 / a) - math.log(a)) / (a - 1.0)
-
-    guess = math.log(max(math.sqrt(L / rho), 1e-6))
-    res = scipy.optimize.minimize_scalar(eps, bracket=(guess - 1.0, guess + 1.0), tol=1e-12)
-    best = min(float(res.fun), eps(guess), rho + 2.0 * math.sqrt(rho * L))
-    return round_up(max(best, 0.0))
-
-
-def rho_for_epsilon(epsilon: float, delta: float) -> float:
-    """Largest ρ (to 1e-12 relative, rounded down) with :func:`zcdp_epsilon` (ρ, δ) ≤ ε."""
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    lo = rho_exact(epsilon, delta)  # Lemma 2.8 inverse: always feasible
-    hi = lo * 4.0
-    while zcdp_epsilon(hi, delta) <= epsilon:
-        lo, hi = hi, hi * 4.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if zcdp_epsilon(mid, delta) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return lo
 
 
 def objective_perturbation_xi(c3: float, n: int, mu: float) -> float:
@@ -186,7 +144,7 @@ def compose_approx_zcdp(ledgers: Sequence[Sequence[tuple[PrivacyEvent, int]]], d
         rho, used = ledger_rho(entries)
         if used >= delta:
             raise ValueError(f"the steps' δ's sum to {used:.3g} >= delta={delta} for agent {agent}")
-        eps = zcdp_epsilon(rho, delta - used)
+        eps = zcdp_to_epsilon(rho, delta - used)
         if eps > worst[0]:
             worst = (eps, rho, used, agent)
     eps, rho, used, agent = worst

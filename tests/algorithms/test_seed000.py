@@ -82,12 +82,10 @@ def test_zcdp_conversions_unit_claims():
 
 
 @given(st.floats(1e-4, 5.0), st.floats(1e-10, 0.1))
-def test_cks_conversion_below_lemma28_and_matches_accounting(rho, delta):
+def test_cks_conversion_below_lemma28(rho, delta):
     from dpkit.accounting.zcdp import zcdp_to_epsilon
 
-    mine = P.zcdp_epsilon(rho, delta)
-    assert mine <= P.zcdp_epsilon_lemma28(rho, delta)
-    assert mine == pytest.approx(zcdp_to_epsilon(rho, delta, "optimal"), rel=1e-6)
+    assert zcdp_to_epsilon(rho, delta, "optimal") <= P.zcdp_epsilon_lemma28(rho, delta)
 
 
 @given(st.floats(1e-3, 5.0), st.floats(1e-12, 1e-2), st.floats(0.0, 0.5))
