@@ -25,6 +25,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dpkit.audit import StatDPPatterns, audit
+from dpkit.cli.audit_algorithm import add_arguments as add_algorithm_arguments
+from dpkit.cli.audit_algorithm import run_algorithm
 
 PAIR_NAMES = ("statdp", "statdp-one", "statdp-monotone")
 _RELATION = {"statdp": "componentwise", "statdp-one": "one", "statdp-monotone": "monotone"}
@@ -97,8 +99,8 @@ def register(subparsers: Any) -> None:
         "audit", help="test a claimed (epsilon, delta) of a mechanism; print an empirical epsilon lower bound",
         description="Sample a mechanism on neighbouring inputs and test its claimed (epsilon, delta).",
     )
-    parser.add_argument("--mechanism", required=True, help=f"one of {', '.join(BUILTINS)}, or module:function")
-    parser.add_argument("--claimed-epsilon", type=float, required=True)
+    parser.add_argument("--mechanism", help=f"one of {', '.join(BUILTINS)}, or module:function (required unless --algorithm)")
+    parser.add_argument("--claimed-epsilon", type=float, help="required unless --algorithm")
     parser.add_argument("--claimed-delta", type=float, default=0.0)
     parser.add_argument("--mechanism-epsilon", type=float, help="epsilon the built-in is calibrated to (default: claimed)")
     parser.add_argument("--mechanism-delta", type=float, help="delta of the built-in gaussian (default: claimed)")
@@ -115,10 +117,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--sequential", action="store_true", help="anytime-valid mode that may stop early")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print a JSON object")
+    add_algorithm_arguments(parser)  # --algorithm NAME (engineer H, dpkit/cli/audit_algorithm.py)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "algorithm", None):  # seed-algorithm audits: dpkit/cli/audit_algorithm.py
+        return run_algorithm(args)
+    if args.mechanism is None or args.claimed_epsilon is None:
+        raise ValueError("--mechanism and --claimed-epsilon are required (or use --algorithm NAME)")
     if args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     target, family, description = resolve_target(args)

@@ -18,10 +18,12 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpkit.algorithms.audit_scenarios import SCENARIOS, AuditScenario, make_scenario
 from dpkit.audit import audit
+
+if TYPE_CHECKING:
+    from dpkit.algorithms.audit_scenarios import AuditScenario
 
 # algorithm name (as in ``dpkit train``) -> (scenario, what is audited)
 ALGORITHMS: dict[str, tuple[str, str]] = {
@@ -32,7 +34,11 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
     "dvp-admm": ("seed003-dvp-transcript", "seed 003 T-iteration transcript vs per-iteration alpha (§3.2)"),
     "dp-admm": ("seed004-gaussian-release", "seed 004 one iterate vs Theorem 1's (epsilon, delta)"),
 }
-ALGORITHM_NAMES = tuple(ALGORITHMS) + tuple(SCENARIOS)
+# the scenario names of dpkit.algorithms.audit_scenarios.SCENARIOS (kept literal so that `dpkit` starts
+# without importing the algorithms; a test checks they agree)
+SCENARIO_NAMES = ("seed000-approx-minimizer", "seed000-svt", "seed002-sensitivity", "seed003-dvp-transcript",
+                  "seed004-gaussian-release")
+ALGORITHM_NAMES = tuple(ALGORITHMS) + SCENARIO_NAMES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,18 +48,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="audit a seed algorithm's claim on a small worst-case instance")
     group.add_argument("--variant", choices=("paper", "corrected"), default="paper",
                        help="the paper's claim (default) or dpkit's corrected one")
-    group.add_argument("--iterations", type=int, default=None, help="dvp-admm: transcript length T (default 30)")
+    group.add_argument("--iterations", type=int, default=None,
+                       help="dvp-admm: transcript length T (default 30); dp-admm --variant corrected: T (default 10)")
 
 
-def build(args: argparse.Namespace) -> AuditScenario:
+def build(args: argparse.Namespace) -> "AuditScenario":
     """The scenario named by ``args.algorithm`` / ``args.variant`` / ``args.iterations``."""
+    from dpkit.algorithms.audit_scenarios import make_scenario
+
     name = ALGORITHMS[args.algorithm][0] if args.algorithm in ALGORITHMS else args.algorithm
     kwargs: dict[str, Any] = {}
     iterations = getattr(args, "iterations", None)
     if name == "seed003-dvp-transcript":
         kwargs["iterations"] = 30 if iterations is None else iterations
+    elif name == "seed004-gaussian-release" and getattr(args, "variant", "paper") == "corrected":
+        kwargs["iterations"] = 10 if iterations is None else iterations
     elif iterations is not None:
-        raise ValueError(f"--iterations applies to dvp-admm only, got --algorithm {args.algorithm}")
+        raise ValueError(f"--iterations applies to dvp-admm and to dp-admm --variant corrected only, "
+                         f"got --algorithm {args.algorithm}")
     return make_scenario(name, corrected=getattr(args, "variant", "paper") == "corrected", **kwargs)
 
 

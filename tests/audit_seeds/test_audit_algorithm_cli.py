@@ -35,7 +35,7 @@ def test_pp_admm_corrected_text(capsys):
 
 
 def test_iterations_only_for_dvp():
-    with pytest.raises(ValueError, match="--iterations applies to dvp-admm only"):
+    with pytest.raises(ValueError, match="--iterations applies to dvp-admm"):
         AA.build(_parse("--algorithm", "a-ddp", "--iterations", "5"))
     assert AA.build(_parse("--algorithm", "dvp-admm", "--iterations", "5")).parameters["iterations"] == 5
 
@@ -43,3 +43,27 @@ def test_iterations_only_for_dvp():
 def test_unknown_algorithm_is_rejected():
     with pytest.raises(SystemExit):
         _parse("--algorithm", "nope")
+
+
+def test_scenario_names_agree_with_the_registry():
+    from dpkit.algorithms.audit_scenarios import SCENARIOS
+
+    assert set(AA.SCENARIO_NAMES) == set(SCENARIOS)
+    assert {scenario for scenario, _ in AA.ALGORITHMS.values()} == set(SCENARIOS)
+
+
+def test_wired_into_dpkit_audit(capsys):
+    from dpkit.cli.main import main
+
+    code = main(["audit", "--algorithm", "dp-admm", "--variant", "corrected", "--iterations", "3",
+                 "--samples", "100000", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["violation"] is False and out["as_predicted"] is True
+    assert out["scenario"]["parameters"]["iterations"] == 3
+
+
+def test_mechanism_still_required_without_algorithm(capsys):
+    from dpkit.cli.main import main
+
+    assert main(["audit", "--claimed-epsilon", "1"]) == 2
+    assert "--algorithm" in capsys.readouterr().err
