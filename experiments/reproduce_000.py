@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import time
 import warnings
 
@@ -30,6 +31,7 @@ from dpkit.algorithms.ipp_admm import ipp_admm
 from dpkit.algorithms.partition import partition
 from dpkit.algorithms.pp_admm import pp_admm
 from dpkit._threads import single_threaded_blas
+from pages import kept_flags_section  # experiments/pages.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(HERE, "..", "docs", "reproductions")
@@ -143,7 +145,7 @@ def render(res: dict, seeds: int) -> None:
         "tail bound (no ε < 1 restriction, Jacobian term included), the output noise with sensitivity 2β/μ_i (F5), "
         "and counts every δ (F11); see docs/algorithms.md.",
         "",
-        f"IPP-ADMM mean broadcasts per agent (of c = 15): "
+        "IPP-ADMM mean broadcasts per agent (of c = 15): "
         + ", ".join(f"ε={e}: {np.mean(res['broadcasts'][f'ipp-paper@{e}']):.1f}" for e in EPS) + ".",
         "",
         f"Timing: PP-ADMM N = 5, T = 30 on Adult took {t.mean():.2f} ± {t.std():.2f} s per run (single-threaded BLAS, "
@@ -169,6 +171,7 @@ def render(res: dict, seeds: int) -> None:
         + ", ".join(f"{eps[f'ipp-paper@{e}'][1] / eps[f'ipp-paper@{e}'][0]:.1f}×" for e in EPS) + " for IPP-ADMM.",
         "- The paper's figures print no values (spec 000 §4), so only trends can be compared.",
     ]
+    lines += kept_flags_section(pathlib.Path(DOCS) / "000.md")
     with open(os.path.join(DOCS, "000.md"), "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
     fig, ax = plt.subplots(figsize=(5.5, 3.8))

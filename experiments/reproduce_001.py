@@ -1,6 +1,7 @@
 """Reproduce seed 001 (two-phase heterogeneous-privacy ADMM): the Adult convergence study and Table I.
 
-Writes ``docs/reproductions/001.md``. Usage::
+Writes ``docs/reproductions/001.md`` and the numbers behind it to ``experiments/results/001.json``
+(read by ``experiments/plot_reproductions.py``). Usage::
 
     /work/venv/bin/python experiments/reproduce_001.py [--adult DIR] [--m 1000] [--iterations 60]
     /work/venv/bin/python experiments/reproduce_001.py --table1 FILE.csv|FILE.libsvm [...]
@@ -17,6 +18,8 @@ ADMM ε ∈ {0.4, 1} × R ∈ {1, 9}) on any benchmark file the user supplies (7
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import pathlib
 
 import numpy as np
@@ -25,9 +28,13 @@ from dpkit.algorithms import hetero_admm as H
 from dpkit.algorithms.data import load_adult, load_dataset, train_test_split
 from dpkit.algorithms.graphs import random_connected
 from dpkit.algorithms.partition import partition
+from pages import kept_flags_section  # experiments/pages.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
+RESULTS = ROOT / "experiments" / "results" / "001.json"
+CURVES = [("modified loss ε=1, R=0, V=0", dict(epsilon=1.0, R=0.0, V=0.0, rho=0.8)),
+          ("perturbed ε=1, R=1, V=0.1, ρ=0.8", dict(epsilon=1.0, R=1.0, V=0.1, rho=0.8)),
+          ("perturbed ε=1, R=9, V=0.1, ρ=0.8", dict(epsilon=1.0, R=9.0, V=0.1, rho=0.8))]
 
 def objective(parts, models, a: float) -> float:
     """The paper's objective (1) with true labels: Σ_i [mean ℓ(y w_iᵀx) + (a/n)·½||w_i||²]."""
@@ -38,6 +45,28 @@ def objective(parts, models, a: float) -> float:
 def run(parts, graph, test, T, seed, **kw):
     res = H.train_hetero_admm(parts, graph, iterations=T, test=test, rng=seed, **kw)
     return res, objective(parts, res.models, kw.get("a", 0.01))
+
+
+def number(x) -> float | None:
+    """A float for JSON (None for ±inf / NaN)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def risk_curves(parts, g, test, T, common) -> dict:
+    """The risk-versus-iteration runs (Fig. 3(b), 4(a)): label -> (iterations, risk, ε, final risk, result)."""
+    curves = {}
+    for label, kw in CURVES:
+        res, risk = run(parts, g, test, T, 0, **kw, **common)
+        curves[label] = (res.history["iteration"], res.history["empirical_risk"], res.history["epsilon_phase2"], risk, res)
+    return curves
+
+
+def curves_json(curves: dict) -> dict:
+    return {label: {"iteration": [int(t) for t in its], "empirical_risk": [number(r) for r in risk],
+                    "epsilon_phase2": [number(e) for e in eps], "final_risk": number(final),
+                    "test_accuracy": number(res.accuracy)}
+            for label, (its, risk, eps, final, res) in curves.items()}
 
 
 def main() -> None:
@@ -80,15 +109,13 @@ def main() -> None:
              "from the published iterates (exact Gaussian composition, η ignored).", ""]
 
     ref, ref_risk = run(parts, g, test, T, 0, epsilon=None, R=0.0, V=0.0, rho=0.8, **common)
+    results = {"setting": {"m": args.m, "iterations": T, "servers": 10, "links": 13, "d": data.d, **common, "V": 0.1},
+               "reference": {"risk": number(ref_risk), "test_accuracy": number(ref.accuracy)}, "sweeps": {}}
     lines += [f"Reference (general ADMM, true labels, no perturbation): risk {ref_risk:.4f}, accuracy {ref.accuracy:.4f}.", ""]
 
     # risk versus iterations (Fig. 3(b) / 4(a))
-    curves = {}
-    for label, kw in [("modified loss ε=1, R=0, V=0", dict(epsilon=1.0, R=0.0, V=0.0, rho=0.8)),
-                      ("perturbed ε=1, R=1, V=0.1, ρ=0.8", dict(epsilon=1.0, R=1.0, V=0.1, rho=0.8)),
-                      ("perturbed ε=1, R=9, V=0.1, ρ=0.8", dict(epsilon=1.0, R=9.0, V=0.1, rho=0.8))]:
-        res, risk = run(parts, g, test, T, 0, **kw, **common)
-        curves[label] = (res.history["iteration"], res.history["empirical_risk"], res.history["epsilon_phase2"], risk, res)
+    curves = risk_curves(parts, g, test, T, common)
+    results["curves"] = curves_json(curves)
     its = curves[next(iter(curves))][0]
     pick = [i for i, t in enumerate(its) if t in (0, 1, 2, 5, 10, 20, 30, 40, 50, 60, T)]
     lines += ["## Empirical risk versus iterations (Fig. 3(b), 4(a))", "",
@@ -98,13 +125,17 @@ def main() -> None:
         row = [f"{curves[k][1][i]:.4f}" for k in curves]
         eps_t = curves["perturbed ε=1, R=1, V=0.1, ρ=0.8"][2][i]
         lines.append(f"| {its[i]} | " + " | ".join(row) + f" | {eps_t:.4g} |")
-    lines.append("")
+    lines += ["", "![Seed 001: empirical risk and record-level epsilon against the iteration](001_risk.png)", "",
+              "Plot: `experiments/plot_reproductions.py` from `experiments/results/001.json`.", ""]
 
     def sweep(title, values, make):
         out = ["## " + title, "", "| value | final risk (objective 1) | test accuracy | ε label | ε corrected (δ = 1e-5) |",
                "|---|---|---|---|---|"]
+        rows = results["sweeps"].setdefault(title, [])
         for v in values:
             res, risk = run(parts, g, test, T, 0, **make(v), **common)
+            rows.append({"value": v, "risk": number(risk), "test_accuracy": number(res.accuracy),
+                         "epsilon_label": res.epsilon_paper, "epsilon_corrected": number(res.epsilon_corrected)})
             out.append(f"| {v} | {risk:.4f} | {res.accuracy:.4f} | {res.epsilon_paper} | {res.epsilon_corrected:.4g} |")
         return out + [""]
 
@@ -137,9 +168,12 @@ def main() -> None:
               "variance decays (spec 001 flag 3.4.4): see the ε column of the first table and the ρ sweep.",
               "* Table I: run `--table1 FILE ...` on the Rätsch benchmark files (not shipped with dpkit).", ""]
     out = ROOT / "docs" / "reproductions" / "001.md"
+    lines += kept_flags_section(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines), encoding="utf-8")
-    print(out)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(out, RESULTS)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from dpkit.accounting.events import (
     ZCDPEvent,
 )
 from dpkit.accounting.neighbouring import NeighbouringRelation
-from dpkit.accounting.zcdp import rho_for, zcdp_to_epsilon
+from dpkit.accounting.zcdp import zcdp_to_epsilon
 
 __all__ = [
     "rho_paper", "rho_exact", "zcdp_epsilon_lemma28",

@@ -22,7 +22,6 @@ import sys
 import time
 from typing import Any, Callable
 
-import numpy as np
 
 from dpkit.audit import StatDPPatterns, audit
 from dpkit.cli.audit_algorithm import add_arguments as add_algorithm_arguments
