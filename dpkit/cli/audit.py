@@ -23,6 +23,7 @@ import time
 from typing import Any, Callable
 
 
+from dpkit._validation import check_nonnegative, check_unit_interval
 from dpkit.audit import StatDPPatterns, audit
 from dpkit.cli.audit_algorithm import add_arguments as add_algorithm_arguments
 from dpkit.cli.audit_algorithm import run_algorithm
@@ -125,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         return run_algorithm(args)
     if args.mechanism is None or args.claimed_epsilon is None:
         raise ValueError("--mechanism and --claimed-epsilon are required (or use --algorithm NAME)")
+    check_nonnegative("claimed_epsilon", args.claimed_epsilon)
+    check_unit_interval("claimed_delta", args.claimed_delta, include_one=False)
     if args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     target, family, description = resolve_target(args)
