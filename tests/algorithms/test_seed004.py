@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import mpmath as mp
 import numpy as np
@@ -135,16 +134,6 @@ def test_dp_admm_budget_monotone_and_utility_trend():
     assert tight == sorted(tight)
     losses = [r.history["empirical_risk"][-1] for r in runs]
     assert losses[-1] < losses[0]  # T13 (more budget, less noise, lower loss)
-
-
-def test_dp_admm_speed_at_paper_scale():
-    # N = 100 agents, m_i = 400, d = 104, t = 100 (Table II setting) on synthetic data. The target is
-    # 10 s (measured ~3.5 s via the CLI); the bound here is loose so a loaded CI machine does not flake.
-    ds = make_synthetic(40_000, 104, rng=0)
-    parts = partition(ds, 100, rng=0)
-    start = time.perf_counter()
-    dp_admm(parts, epsilon=1.0, iterations=100, record_every=10)
-    assert time.perf_counter() - start < 30.0
 
 
 def test_admm_pvp_runs_and_accounts():
