@@ -70,3 +70,4 @@ from dpkit.accounting.gdp import (
     tradeoff_curve,
 )
 from dpkit.accounting.filters import ApproxDPFilter, GaussianDPFilter, RenyiFilter, ZCDPFilter
+from dpkit.accounting.odometers import BasicOdometer, OdometerGuarantee
