@@ -106,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     rows = calibration_table()
     print(f"Gaussian noise sigma (sensitivity 1) for {COMPOSITIONS} compositions at delta={DELTA:g}:")
     print(_format_table(rows))
+    print("(analytic: exact for Gaussian compositions, Balle & Wang 2018 with Dong, Roth & Su 2022; rdp and zcdp are "
+          "upper-bound analyses, and coincide for Gaussians because the Gaussian's Renyi curve is linear in the order)")
     calibration = run_command(["calibrate", "--mechanism", "gaussian", "--epsilon", str(args.epsilon),
                                "--delta", str(DELTA), "--count", str(COMPOSITIONS), "--accountant", "rdp"])
 
