@@ -303,7 +303,7 @@ class PLDAccountant(Accountant):
     def _refine(self, measure) -> tuple[_Composed, Any, list[str]]:
         """Shrink h until ``measure(composed)`` says the interval is narrow enough.
 
-        The next h aims at 70% of the target width assuming the width scales like h² (like
+        The next h aims at 85% of the target width assuming the width scales like h² (like
         h where the first-order fallback was used). If the target cannot be reached within
         ``max_grid_points``, one last step goes to a grid of at most 2¹⁹ points (or the cap)
         and the achieved width is reported in ``notes``.
@@ -346,9 +346,9 @@ class PLDAccountant(Accountant):
             if width <= 0:
                 factor = 0.5
             elif order >= 2:
-                factor = math.sqrt(0.7 * self.target_width / width)
+                factor = math.sqrt(0.85 * self.target_width / width)
             else:
-                factor = 0.7 * self.target_width / width
+                factor = 0.85 * self.target_width / width
             factor = min(factor, 0.7)
             points = composed.grid_points / factor
             if points > self.max_grid_points:
