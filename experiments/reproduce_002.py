@@ -11,7 +11,6 @@ Everything is seeded; the Adult part uses the a9a-style encoding (d = 124) and 1
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import time
 
@@ -19,7 +18,7 @@ import numpy as np
 
 from dpkit.algorithms import a_ddp as A
 from dpkit.algorithms.data import load_adult, train_test_split
-from pages import kept_flags_section  # experiments/pages.py
+from pages import write_page  # experiments/pages.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SETTINGS = [(0.01, 1, 10), (0.01, 1, 100), (0.01, 1, 1000), (0.01, 2, 10), (0.01, 2, 1000), (0.01, 5, 10),
@@ -107,13 +106,7 @@ def main() -> None:
               "* The stopping time is data-independent and ≈ 4·10⁴ rounds at the paper's settings (claim 13).",
               "* The accuracy claims of Figure 1 cannot be checked numerically (the figure is absent); at the paper's "
               "noise level (σ ≈ 100·C per user) our runs (learning rate 0.05, iterate averaging) stay below the majority-class baseline: the per-user noise σ ≈ 100·C averaged over ≈390 users dominates the clipped gradients even over ~4·10⁴ rounds. 'Far superior in a wide range of ε' is not supported at these settings.", ""]
-    out = pathlib.Path(args.out)
-    lines += kept_flags_section(ROOT / "docs" / "reproductions" / "002.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines), encoding="utf-8")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1, default=float) + "\n", encoding="utf-8")
-    print(out, RESULTS)
+    write_page(pathlib.Path(args.out), lines, ROOT / "docs" / "reproductions" / "002.md", results, RESULTS)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ requires), d = 105, T = 50 iterations, ring-plus-chords random graph; the paper 
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import time
 
@@ -25,7 +24,7 @@ from dpkit.algorithms.evaluation import empirical_risk
 from dpkit.algorithms.graphs import random_connected
 from dpkit.algorithms.losses import Logistic
 from dpkit.algorithms.partition import partition
-from pages import kept_flags_section  # experiments/pages.py
+from pages import write_page  # experiments/pages.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results" / "003.json"
@@ -111,13 +110,7 @@ def main() -> None:
               "one-step guarantee; the transcript's ε grows linearly (basic) or like √T (advanced / zCDP).",
               "* Algorithm 2's ζ = α̂ is a factor-2 error (F5); dpkit uses ζ = α̂/2 and keeps `literal=True` for audits.",
               "* Fresh noise each iteration: the iterates do not converge, they fluctuate at a noise floor (claim 8, tested).", ""]
-    out = pathlib.Path(args.out)
-    lines += kept_flags_section(ROOT / "docs" / "reproductions" / "003.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines), encoding="utf-8")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1, default=float) + "\n", encoding="utf-8")
-    print(out, RESULTS)
+    write_page(pathlib.Path(args.out), lines, ROOT / "docs" / "reproductions" / "003.md", results, RESULTS)
 
 
 if __name__ == "__main__":
