@@ -14,15 +14,14 @@ the folder carries the exact command line that reproduces it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
-import io
 import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from dpkit.accounting.calibration import calibrate_gaussian_sigma
+from dpkit.cli.main import run_json
 
 BUDGETS = (0.5, 1.0, 2.0, 4.0, 8.0)
 DELTA = 1e-5
@@ -71,18 +70,6 @@ def _format_table(rows: list[dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def run_command(argv: Sequence[str]) -> dict[str, Any]:
-    """Run ``dpkit ARGV --json`` in-process and return its JSON object (with provenance)."""
-    from dpkit.cli.main import main
-
-    captured = io.StringIO()
-    with contextlib.redirect_stdout(captured):
-        status = main([*argv, "--json"])
-    if status != 0:
-        raise ValueError(f"dpkit {' '.join(argv)} failed with exit code {status}")
-    return json.loads(captured.getvalue())
-
-
 def _new_folder(out: str | None) -> Path:
     if out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -108,18 +95,18 @@ def run(args: argparse.Namespace) -> int:
     print(_format_table(rows))
     print("(analytic: exact for Gaussian compositions, Balle & Wang 2018 with Dong, Roth & Su 2022; rdp and zcdp are "
           "upper-bound analyses, and coincide for Gaussians because the Gaussian's Renyi curve is linear in the order)")
-    calibration = run_command(["calibrate", "--mechanism", "gaussian", "--epsilon", str(args.epsilon),
+    calibration = run_json(["calibrate", "--mechanism", "gaussian", "--epsilon", str(args.epsilon),
                                "--delta", str(DELTA), "--count", str(COMPOSITIONS), "--accountant", "rdp"])
 
     say("2/4 training DP-ADMM (seed 004) and its non-private baseline on the built-in dataset")
     common = ["--data", "builtin", "--agents", str(args.agents), "--iterations", str(args.iterations),
               "--seed", str(args.seed), *quiet]
-    private = run_command(["train", "--algorithm", "dp-admm", "--epsilon", str(args.epsilon), "--delta", str(DELTA),
+    private = run_json(["train", "--algorithm", "dp-admm", "--epsilon", str(args.epsilon), "--delta", str(DELTA),
                            *common])
-    baseline = run_command(["train", "--algorithm", "admm", *common])
+    baseline = run_json(["train", "--algorithm", "admm", *common])
 
     say("3/4 auditing DP-ADMM's corrected privacy claim on a small worst-case instance")
-    audit_document = run_command(_audit_argv(args))
+    audit_document = run_json(_audit_argv(args))
 
     documents = {"calibration.json": calibration, "train.json": private, "train-nonprivate.json": baseline,
                  "audit.json": audit_document}

@@ -95,6 +95,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def run_json(argv: Sequence[str]) -> dict[str, Any]:
+    """Run ``dpkit ARGV --json`` in-process and return its JSON object (with the provenance envelope).
+
+    Raises ``ValueError`` with the command's own error message when it exits non-zero.
+    """
+    argv = list(argv)
+    if "--json" not in argv:
+        argv.append("--json")
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        status = main(argv)
+    if status != 0:
+        raise ValueError(f"`dpkit {' '.join(argv)}` failed with exit {status}: {stderr.getvalue().strip()}")
+    return json.loads(stdout.getvalue())
+
+
 def _with_envelope(printed: str, args: argparse.Namespace, argv: Sequence[str]) -> str:
     try:
         payload = json.loads(printed)

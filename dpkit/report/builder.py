@@ -13,8 +13,6 @@ ledger from the document and asks each accountant.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import os
@@ -331,21 +329,17 @@ def _strip_out(argv: Sequence[str]) -> list[str]:
 
 def run_argv(argv: Sequence[str]) -> dict[str, Any]:
     """Execute ``dpkit <argv>`` in-process and return its JSON object (``train`` also its full result)."""
-    from dpkit.cli.main import main
+    from dpkit.cli.main import run_json
 
     argv = _strip_out(argv)
-    if "--json" not in argv:
-        argv.append("--json")
     with tempfile.TemporaryDirectory() as tmp:
         full_path = os.path.join(tmp, "full.json")
         if argv and argv[0] == "train":
             argv += ["--out", full_path]
-        stdout, stderr = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            status = main(argv)
-        if status != 0:
-            raise ValueError(f"rerun of `dpkit {' '.join(argv)}` failed with exit {status}: {stderr.getvalue().strip()}")
-        result = json.loads(stdout.getvalue())
+        try:
+            result = run_json(argv)
+        except ValueError as error:
+            raise ValueError(f"rerun failed: {error}") from None
         if os.path.exists(full_path):
             with open(full_path, encoding="utf-8") as handle:
                 result["_full"] = json.load(handle)
