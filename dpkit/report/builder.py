@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from dpkit.accounting.base import UnsupportedEventError
-from dpkit.accounting.events import ComposedEvent, GaussianEvent, PrivacyEvent, SelfComposedEvent, event_from_dict
+from dpkit.accounting.events import ComposedEvent, PrivacyEvent, SelfComposedEvent, event_from_dict
 from dpkit.accounting.registry import make_accountant
 from dpkit.report import bibliography
 from dpkit.report.document import Document
@@ -63,23 +63,7 @@ UNIT_TEXT = {
 # The ledger of a document
 
 
-def _gaussian_merged(items: Sequence[tuple[dict, int]]) -> tuple[PrivacyEvent, str] | None:
-    """All-Gaussian ledgers compose exactly into one Gaussian of μ = sqrt(Σ count (Δ/σ)²)."""
-    if not items or any(event.get("kind") != "gaussian" for event, _ in items):
-        return None
-    mu2 = math.fsum(count * (float(event["sensitivity"]) / float(event["sigma"])) ** 2 for event, count in items)
-    if mu2 <= 0.0:
-        return None
-    sigma = math.nextafter(1.0 / math.sqrt(mu2), 0.0)  # rounded towards more privacy loss (safe side)
-    note = (f"{sum(c for _, c in items)} Gaussian steps merged exactly into one Gaussian with "
-            f"mu = sqrt(sum (sensitivity/sigma)^2) = {math.sqrt(mu2):.6g} (Dong, Roth & Su 2022, Cor. 3.3)")
-    return GaussianEvent(sigma, 1.0), note
-
-
 def _compose_items(items: Sequence[tuple[dict, int]]) -> tuple[PrivacyEvent | None, list[str]]:
-    merged = _gaussian_merged(items)
-    if merged is not None:
-        return merged[0], [merged[1]]
     if not items:
         return None, ["no privacy events"]
     events = [event_from_dict(e) if c == 1 else SelfComposedEvent(event_from_dict(e), c) for e, c in items]
