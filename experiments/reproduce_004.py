@@ -1,246 +1,176 @@
-"""Reproduce seed 004 (DP-ADMM, Huang et al. 2019) on UCI Adult; writes docs/reproductions/004.md + PNGs.
+"""Reproduce Huang et al. (IEEE TIFS 2019), DP-ADMM and ADMM-PVP, on UCI Adult.
 
-    python experiments/reproduce_004.py --adult ../shared/data/adult [--seeds 5] [--from-json]
+Writes ``docs/reproductions/004.md``, ``docs/reproductions/004_accuracy.png`` and the numbers to
+``experiments/results/004.json``. Usage::
 
-Setting (spec 004 §5): d = 104, 40,000 training rows split over n = 100 agents (m_i = 400), the rest
-(5,222) for testing, t = 100, ρ = 0.1, λ/n = 1e-6, per-iteration ε ∈ {0.01, 0.05, 0.1, 0.2}, δ = 1e-5.
-Accuracy is the test accuracy of the aggregator's model w^t (the paper does not say which model).
+    python experiments/reproduce_004.py [--adult DIR] [--seeds 5] [--render-only]
+
+Adult (d = 104): 40,000 training rows split over the agents, the other 5,222 rows for testing,
+δ = 1e-5. Corrected variants at their SPEC defaults (total budget); paper variants at the paper's
+setting (100 agents of 400 rows, per-iteration budget); the centralised baseline ``dp-logreg`` at
+its defaults on the same 40,000 rows. Runtime ≈ 4 minutes of CPU on 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import pathlib
-import time
 
-import numpy as np
+import matplotlib
 
-from dpkit.algorithms import privacy as P
-from dpkit.algorithms.admm import star_admm
-from dpkit.algorithms.admm_pvp import admm_pvp
-from dpkit.algorithms.centralised import centralised_fit
-from dpkit.algorithms.data import load_adult, train_test_split
-from dpkit.algorithms.dp_admm import dp_admm
-from dpkit.algorithms.evaluation import accuracy
-from dpkit.algorithms.partition import partition
-from dpkit._threads import single_threaded_blas
-from pages import kept_flags_section  # experiments/pages.py
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DOCS = os.path.join(HERE, "..", "docs", "reproductions")
-EPS = (0.01, 0.05, 0.1, 0.2)
+from dpkit._threads import single_threaded_blas  # noqa: E402
+from dpkit.algorithms import admm_pvp, dp_admm, dp_logreg  # noqa: E402
+from dpkit.algorithms.budget import Budget  # noqa: E402
+from dpkit.algorithms.data import load_adult, train_test_split  # noqa: E402
+from dpkit.algorithms.partition import partition  # noqa: E402
+from pages import write_page  # noqa: E402  (experiments/pages.py)
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "reproductions"
+RESULTS = ROOT / "experiments" / "results" / "004.json"
 DELTA = 1e-5
+TOTAL_EPS = (0.5, 1.0, 3.0)
+ITER_EPS = (0.05, 0.1, 0.2)
 
 
-def split(data, seed, agents, n_train=40_000):
-    train, test = train_test_split(data, n_train, seed)
-    return partition(train, agents, rng=seed), test
+def split(data, seed: int, agents: int):
+    ss = np.random.SeedSequence(seed).spawn(4)
+    train, test = train_test_split(data, 40_000, np.random.default_rng(ss[0]))
+    return partition(train, agents, rng=np.random.default_rng(ss[1])), test, np.random.default_rng(ss[3])
 
 
-def run(adult: str, seeds: int, pvp_seeds: int) -> dict:
-    data = load_adult(adult, "104")
-    out: dict = {"accuracy": {}, "agents": {}, "timing": {}, "totals": {}}
-    for seed in range(seeds):
-        parts, test = split(data, seed, 100)
-        lam = 1e-6 * 100
-        out["accuracy"].setdefault("centralised", []).append(accuracy(centralised_fit(parts, lam).theta, test))
-        for e in EPS:
-            for reg in ("l2", "l1"):
-                r = dp_admm(parts, epsilon=e, delta=DELTA, budget="per_iteration", regulariser=reg, test=test, rng=seed,
-                            record_every=10)
-                out["accuracy"].setdefault(f"dp-admm-{reg}@{e}", []).append(r.accuracy)
-                out["totals"][f"{e}"] = {"exact": r.epsilon_corrected, "zcdp": r.guarantees["zcdp"].epsilon}
-            if seed < pvp_seeds and e in (0.05, 0.2):
-                r = admm_pvp(parts, epsilon=e, delta=DELTA, budget="per_iteration", test=test, rng=seed,
-                             record_every=10, beta=1e-5)
-                out["accuracy"].setdefault(f"admm-pvp@{e}", []).append(r.accuracy)
-        print("seed", seed, "done", flush=True)
-    total_column(data, seeds, out)
-    for n in (10, 25, 50, 100, 200):
-        for seed in range(seeds):
-            parts, test = split(data, seed, n)
-            r = dp_admm(parts, epsilon=0.1, delta=DELTA, budget="per_iteration", test=test, rng=seed, record_every=20,
-                        lam_over_n=1e-6)
-            out["agents"].setdefault(str(n), []).append(r.accuracy)
-    parts, test = split(data, 0, 100)
-    t0 = time.perf_counter()
-    r = star_admm(parts, lam=1e-4, rho=0.1, iterations=100, beta=1e-5, test=test, record_every=100)
-    out["timing"]["admm"] = time.perf_counter() - t0
-    out["accuracy"]["admm (non-private, Alg. 1)"] = [r.accuracy]
-    for e in (0.01, 0.05, 0.1):
-        t0 = time.perf_counter()
-        admm_pvp(parts, epsilon=e, delta=DELTA, budget="per_iteration", beta=1e-5, record_every=100)
-        out["timing"][f"pvp@{e}"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        dp_admm(parts, epsilon=e, delta=DELTA, budget="per_iteration", record_every=100)
-        out["timing"][f"dp-admm@{e}"] = time.perf_counter() - t0
-    return out
+def run(spec, data, seed: int, eps: float, agents: int | None = None, variant: str = "corrected", **options):
+    parts, test, rng = split(data, seed, agents or spec.agents)
+    r = spec.runner(parts, test, None, budget=Budget(eps, DELTA), iterations=None, variant=variant, rng=rng,
+                    progress=None, **options)
+    return {"accuracy": r.accuracy, "epsilon": r.epsilon, "seconds": r.seconds, "iterations": r.config["iterations"],
+            "paper_epsilon": r.epsilon_paper}
 
 
-def total_column(data, seeds: int, out: dict) -> None:
-    """DP-ADMM calibrated by dpkit to the total the paper's moments accountant would report for the
-    per-iteration budget (classical conversion, ε̄ = A + 2√(A ln(1/δ)), A = tε²/(4 ln(1.25/δ)),
-    spec 004 §3.4): same claimed total, less noise thanks to exact accounting."""
-    for seed in range(seeds):
-        parts, test = split(data, seed, 100)
-        for e in EPS:
-            ma = P.zcdp_epsilon_lemma28(100 * e * e / (4 * math.log(1.25 / DELTA)), DELTA)
-            out["totals"][f"{e}"]["moments"] = ma
-            r = dp_admm(parts, epsilon=ma, delta=DELTA, budget="total", test=test, rng=seed, record_every=10)
-            out["accuracy"].setdefault(f"dp-admm-l2-total@{e}", []).append(r.accuracy)
-
-
-def ms(values) -> str:
-    v = np.asarray(values, float)
-    return f"{v.mean():.4f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.4f} (n={len(v)})"
-
-
-def render(res: dict, seeds: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    acc = res["accuracy"]
-    lines = [
-        "# Reproduction: seed 004 — DP-ADMM (Huang et al., IEEE TIFS 2019)",
-        "",
-        "Produced by `python experiments/reproduce_004.py --adult ../shared/data/adult` "
-        f"({seeds} seeds; one seed per row of the timing table). Setting as in spec 004 §5: Adult d = 104, 40,000 training "
-        "rows over n = 100 agents (m_i = 400), 5,222 test rows, t = 100, ρ = 0.1, λ/n = 1e-6, δ = 1e-5, l2 step sizes "
-        "eq. (34) with c_w = 89, l1 step sizes eq. (29) with c_w = 23. Accuracy = test accuracy of the aggregator's w^t.",
-        "",
-        "## Accuracy against the privacy budget",
-        "",
-        "The paper's experiments fix a *per-iteration* (ε, δ) (Theorem 1); the paper gives no numeric total (its Theorem 2 has "
-        "an unspecified c0). dpkit reports the tight total over t = 100 iterations (exact GDP composition, valid) and the "
-        "zCDP/RDP total.",
-        "",
-        "| per-iteration ε | total ε (exact GDP) | total ε (zCDP, CKS) | total ε (moments accountant, classical) | DP-ADMM l2 | DP-ADMM l1 | DP-ADMM l2, dpkit-calibrated to the moments-accountant total | ADMM-PVP (l2) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for e in EPS:
-        t = res["totals"][f"{e}"]
-        pvp = ms(acc[f"admm-pvp@{e}"]) if f"admm-pvp@{e}" in acc else "not run"
-        lines.append(f"| {e} | {t['exact']:.4f} | {t['zcdp']:.4f} | {t['moments']:.4f} | {ms(acc[f'dp-admm-l2@{e}'])} | {ms(acc[f'dp-admm-l1@{e}'])} "
-                     f"| {ms(acc[f'dp-admm-l2-total@{e}'])} | {pvp} |")
-    lines += [
-        "",
-        f"Non-private references: centralised logistic regression (λ = 1e-4) {ms(acc['centralised'])}; "
-        f"star ADMM (Alg. 1, exact local solves, seed 0) {ms(acc['admm (non-private, Alg. 1)'])}.",
-        "",
-        "**Paper's claim** (Figs. 3, 6): DP-ADMM's accuracy improves with ε and δ, approaches the non-private one, and "
-        "beats ADMM-PVP at equal per-iteration budget (T14). **Reproduction:** accuracy rises monotonically with ε for "
-        "l2 and l1 (agrees). At equal per-iteration (ε, δ) — hence equal total — ADMM-PVP is *more* accurate than "
-        "DP-ADMM here (ε = 0.05 and 0.2, 3 seeds: see the table), so T14 is **not reproduced**: PVP's per-coordinate σ is "
-        "larger, but the aggregator averages 100 agents' noise and PVP's exact local solves make more progress per "
-        "iteration than DP-ADMM's single linearised step with the small η of eq. (34). The paper prints no numbers, so "
-        "only trends can be compared.",
-        "",
-        "The last DP-ADMM column takes, as the *total* budget, the value the paper's moments accountant would report for "
-        "the per-iteration (ε, δ) (classical conversion, spec 004 §3.4) and lets dpkit calibrate the noise with the "
-        "exact (GDP) accounting: same claimed total, less noise (Theorem 1's per-step calibration and the classical "
-        "conversion are both loose), equal or better accuracy.",
-        "",
-        "Non-private star ADMM (Alg. 1) with ρ = 0.1 and θ^0 = 0 is still below the centralised optimum after 100 "
-        "iterations (slow consensus at this ρ), which is why DP-ADMM is compared with the centralised reference.",
-        "",
-        "![accuracy vs epsilon](004_accuracy.png)",
-        "",
-        "## Accuracy against the number of agents (per-iteration ε = 0.1, δ = 1e-5, l2)",
-        "",
-        "| n (m_i = 40000/n) | accuracy |",
-        "|---|---|",
-    ]
-    for n, v in res["agents"].items():
-        lines.append(f"| {n} ({40000 // int(n)}) | {ms(v)} |")
-    lines += [
-        "",
-        "**Paper's claim** (Figs. 1, 4): accuracy decreases as n grows (σ ∝ 1/m_i). **Reproduction:** "
-        + ("the mean accuracy decreases monotonically with n (agrees)." if all(
-            np.mean(a) >= np.mean(b) for a, b in zip(list(res["agents"].values()), list(res["agents"].values())[1:]))
-           else "the mean accuracy is not monotone in n (see the rows)."),
-        "",
-        "![accuracy vs agents](004_agents.png)",
-        "",
-        "## TABLE II: computation time (n = 100, t = 100)",
-        "",
-        "| per-iteration ε | ADMM (paper) | PVP (paper) | DP-ADMM (paper) | ADMM (dpkit) | PVP (dpkit) | DP-ADMM (dpkit) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    paper = {0.01: (67.242, 102.282, 6.937), 0.05: (67.242, 78.798, 5.322), 0.1: (67.242, 79.013, 5.218)}
-    tm = res["timing"]
-    for e in (0.01, 0.05, 0.1):
-        a, p, d = paper[e]
-        lines.append(f"| {e} | {a} s | {p} s | {d} s | {tm['admm']:.2f} s | {tm[f'pvp@{e}']:.2f} s | {tm[f'dp-admm@{e}']:.2f} s |")
-    lines += [
-        "",
-        "**Paper's claim:** DP-ADMM is about 10–13× faster than the exact-argmin variants (closed-form update). "
-        "**Reproduction:** dpkit's exact-argmin variants use a warm-started Newton solver (tolerance 1e-5) and DP-ADMM a "
-        "vectorised closed form; the ratio column is what compares across hardware (single-threaded BLAS, shared "
-        "2-core machine). dpkit beats the paper's MATLAB times for every method.",
-        "",
-        "## Differences from the paper",
-        "- Totals: the paper's \"Theorem 2\" cannot be evaluated (no c0); dpkit reports exact totals (spec 004 §3.4 table).",
-        "- c_w = 23/89 and λ/n come from non-private tuning in the paper and are not accounted (spec 004 flag 8); we reuse them.",
-        "- DVP and distributed DPSGD baselines are not part of this reproduction (DVP is seed 003's, in issue 7).",
-    ]
-    lines += kept_flags_section(pathlib.Path(DOCS) / "004.md")
-    with open(os.path.join(DOCS, "004.md"), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for key, label in (("dp-admm-l2", "DP-ADMM l2"), ("dp-admm-l1", "DP-ADMM l1"), ("dp-admm-l2-total", "DP-ADMM l2 (calibrated to total)")):
-        m = [np.mean(acc[f"{key}@{e}"]) for e in EPS]
-        s = [np.std(acc[f"{key}@{e}"]) for e in EPS]
-        ax.errorbar(EPS, m, yerr=s, marker="o", label=label, capsize=3)
-    pe = [e for e in EPS if f"admm-pvp@{e}" in acc]
-    if pe:
-        ax.errorbar(pe, [np.mean(acc[f"admm-pvp@{e}"]) for e in pe], yerr=[np.std(acc[f"admm-pvp@{e}"]) for e in pe],
-                    marker="s", label="ADMM-PVP", capsize=3)
-    ax.axhline(np.mean(acc["centralised"]), color="k", ls="--", label="centralised")
-    ax.set_xscale("log")
-    ax.set_xlabel("per-iteration ε (δ = 1e-5)")
-    ax.set_ylabel("test accuracy")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(DOCS, "004_accuracy.png"), dpi=110)
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ns = [int(n) for n in res["agents"]]
-    ax.errorbar(ns, [np.mean(v) for v in res["agents"].values()], yerr=[np.std(v) for v in res["agents"].values()], marker="o", capsize=3)
-    ax.set_xscale("log")
-    ax.set_xlabel("number of agents n")
-    ax.set_ylabel("test accuracy")
-    fig.tight_layout()
-    fig.savefig(os.path.join(DOCS, "004_agents.png"), dpi=110)
+def ms(rows, key="accuracy") -> str:
+    v = np.array([r[key] for r in rows], float)
+    digits = 1 if key == "seconds" else 4
+    return f"{v.mean():.{digits}f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.{digits}f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--adult", default=os.path.join(HERE, "..", "..", "shared", "data", "adult"))
+    parser.add_argument("--adult", default=str(ROOT.parent / "shared" / "data" / "adult"))
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--pvp-seeds", type=int, default=5)
-    parser.add_argument("--from-json", action="store_true", help="re-render from experiments/results/004.json")
-    parser.add_argument("--update-total", action="store_true", help="recompute only the calibrated-to-total column")
+    parser.add_argument("--render-only", action="store_true", help="rewrite the page from experiments/results/004.json")
     args = parser.parse_args()
+    if args.render_only:
+        render(json.loads(RESULTS.read_text(encoding="utf-8")), args.seeds)
+        return
     single_threaded_blas()
-    path = os.path.join(HERE, "results", "004.json")
-    if args.from_json or args.update_total:
-        with open(path, encoding="utf-8") as handle:
-            res = json.load(handle)
-        if args.update_total:
-            res["accuracy"] = {k: v for k, v in res["accuracy"].items() if not k.startswith("dp-admm-l2-total@")}
-            total_column(load_adult(args.adult, "104"), args.seeds, res)
-            with open(path, "w", encoding="utf-8") as handle:
-                json.dump(res, handle, indent=1)
-    else:
-        res = run(args.adult, args.seeds, args.pvp_seeds)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(res, handle, indent=1)
+    data = load_adult(args.adult, "104")
+    seeds = range(args.seeds)
+    res: dict = {"corrected": {}, "paper": {}, "frontier_100_agents": {}}
+    for name, spec in (("dp-admm", dp_admm.SPEC), ("admm-pvp", admm_pvp.SPEC), ("dp-logreg", dp_logreg.SPEC)):
+        for eps in TOTAL_EPS:
+            res["corrected"][f"{name}@{eps}"] = [run(spec, data, s, eps) for s in seeds]
+        print(name, "done", flush=True)
+    for eps in TOTAL_EPS[1:]:
+        res["frontier_100_agents"][f"dp-admm@{eps}"] = [run(dp_admm.SPEC, data, s, eps, agents=100)
+                                                        for s in seeds[:3]]
+    for eps in ITER_EPS:
+        res["paper"][f"dp-admm@{eps}"] = [run(dp_admm.SPEC, data, s, eps, agents=100, variant="paper") for s in seeds]
+    res["paper"]["admm-pvp@0.1"] = [run(admm_pvp.SPEC, data, s, 0.1, agents=100, variant="paper") for s in seeds[:2]]
     render(res, args.seeds)
+
+
+def render(res: dict, seeds: int) -> None:
+    c, p = res["corrected"], res["paper"]
+    lines = [
+        "# Reproduction: DP-ADMM and ADMM-PVP (Huang et al., IEEE TIFS 2019)",
+        "",
+        f"Produced by `python experiments/reproduce_004.py` ({seeds} seeds; mean ± standard deviation). Adult, d = 104, "
+        "40,000 training rows, the other 5,222 rows for testing, δ = 1e-5; accuracy of the aggregator's model w^T on "
+        "the test rows. The algorithms are described in [docs/algorithms/dp-admm.md](../algorithms/dp-admm.md).",
+        "",
+        "## Corrected variants: total budget, dpkit's defaults",
+        "",
+        "Each run meets the total (ε, δ) of the whole run (noise multiplier calibrated by the tightest accountant on all "
+        "rounds; the ε column is the ledger's certified ε). DP-ADMM: 20 agents, ρ = 0.1, η = 1/(c3 + λ/n), λ/n = 1/N, "
+        "T = clip(⌈2000 μ⌉, 100, 600). ADMM-PVP: 20 agents, ρ = 0.01, λ/n = 1/N, T = 10, β = 1e-6. `dp-logreg`: "
+        "centralised DP logistic regression on the pooled 40,000 rows (its own defaults), the reference a distributed "
+        "method can at best approach.",
+        "",
+        "| total ε | DP-ADMM | rounds | certified ε | s/run | ADMM-PVP | certified ε | s/run | dp-logreg (centralised) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for eps in TOTAL_EPS:
+        a, b, g = c[f"dp-admm@{eps}"], c[f"admm-pvp@{eps}"], c[f"dp-logreg@{eps}"]
+        lines.append(f"| {eps} | {ms(a)} | {a[0]['iterations']} | {max(r['epsilon'] for r in a):.4f} | {ms(a, 'seconds')} "
+                     f"| {ms(b)} | {max(r['epsilon'] for r in b):.4f} | {ms(b, 'seconds')} | {ms(g)} |")
+    f = res["frontier_100_agents"]
+    lines += [
+        "",
+        "**The paper's 100 agents (m_i = 400) under the corrected calibration** (3 seeds, same rules otherwise): "
+        + "; ".join(f"ε = {k.split('@')[1]}: {ms(v)}" for k, v in f.items())
+        + ". At a fixed total number of records the aggregate's noise grows as √n (Lemma 1's sensitivity ∝ 1/m_i, "
+          "averaged over n agents), so dpkit's default uses 20 agents of 2,000 rows.",
+        "",
+        "![accuracy vs epsilon](004_accuracy.png)",
+        "",
+        "## Paper variant: per-iteration budget, the paper's setting",
+        "",
+        "100 agents of 400 rows, t = 100, ρ = 0.1, λ/n = 1e-6, step sizes eq. (34) with c_w = 89, σ from Theorem 1 for "
+        "the per-iteration (ε, δ). The paper states each iteration is (ε, δ)-DP; its total (Theorem 2, c0·√t·ε) has no "
+        "value for c0. dpkit's ledger gives the exact total of what was drawn.",
+        "",
+        "| per-iteration ε (paper's claim) | DP-ADMM accuracy | certified total ε of the run (ledger) | s/run |",
+        "|---|---|---|---|",
+    ]
+    for eps in ITER_EPS:
+        a = p[f"dp-admm@{eps}"]
+        lines.append(f"| {eps} | {ms(a)} | {a[0]['epsilon']:.4f} | {ms(a, 'seconds')} |")
+    b = p["admm-pvp@0.1"]
+    lines += [
+        "",
+        f"ADMM-PVP (Alg. 2) at per-iteration ε = 0.1, same setting, {len(b)} seeds: {ms(b)} (certified total "
+        f"{b[0]['epsilon']:.4f}, {ms(b, 'seconds')} s/run).",
+        "",
+        "**Paper's claims** (Figs. 1–6, TABLE II): accuracy rises with ε and δ; it falls as n grows; DP-ADMM beats "
+        "ADMM-PVP at equal per-iteration budget and is about 10× faster. **Reproduction:** accuracy rises with ε in "
+        "both variants, and the 100-agent frontier is below the 20-agent default (agrees). At equal budget ADMM-PVP is "
+        "not worse than DP-ADMM here (the comparison with the paper's Fig. 6 is not reproduced), and DP-ADMM's "
+        "closed-form round is much cheaper than PVP's Newton solve per round (agrees). The paper prints no numbers, so "
+        "only these trends can be compared.",
+        "",
+        "## Differences from the paper",
+        "",
+        "- Budget: the corrected variant takes the total (ε, δ) of the run; the paper fixes a per-iteration (ε, δ).",
+        "- Defaults: c_w = 89/23 and λ/n = 1e-6 came from non-private tuning on the data in the paper (not accounted); "
+        "the corrected variant uses data-independent values (constant step 1/(c3 + λ/n), λ/n = 1/N), more rounds and "
+        "fewer, larger agents.",
+        "- DVP (Zhang & Zhu) and distributed DPSGD baselines are not part of this reproduction.",
+        "",
+    ]
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for key, label, style in (("dp-admm", "DP-ADMM (corrected, 20 agents)", "o-"),
+                              ("admm-pvp", "ADMM-PVP (corrected, 20 agents)", "s-"),
+                              ("dp-logreg", "dp-logreg (centralised)", "^--")):
+        rows = [c[f"{key}@{e}"] for e in TOTAL_EPS]
+        ax.errorbar(TOTAL_EPS, [np.mean([r["accuracy"] for r in v]) for v in rows],
+                    yerr=[np.std([r["accuracy"] for r in v]) for v in rows], fmt=style, capsize=3, label=label)
+    rows = [p[f"dp-admm@{e}"] for e in ITER_EPS]
+    ax.errorbar([v[0]["epsilon"] for v in rows], [np.mean([r["accuracy"] for r in v]) for v in rows],
+                yerr=[np.std([r["accuracy"] for r in v]) for v in rows], fmt="x:", capsize=3,
+                label="DP-ADMM (paper, 100 agents; at its ledger total)")
+    ax.set_xscale("log")
+    ax.set_xlabel("total ε of the run (δ = 1e-5)")
+    ax.set_ylabel("test accuracy")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(DOCS / "004_accuracy.png", dpi=110)
+    (DOCS / "004_agents.png").unlink(missing_ok=True)
+    write_page(DOCS / "004.md", lines, DOCS / "004.md", res, RESULTS)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,19 @@
 """Privacy accounting: events, accountants and calibration. Imports nothing from the rest of dpkit.
 
+This namespace is the curated public API: events and their combinators, the accountants and
+their result, calibration, the analytic Gaussian mechanism, the DP-SGD helpers, privacy
+filters and the odometer, neighbouring relations, errors and warnings. Everything else
+(conversions such as :func:`dpkit.accounting.zcdp.zcdp_to_epsilon`, composition theorems in
+:mod:`dpkit.accounting.approx_dp`, GDP trade-off curves in :mod:`dpkit.accounting.gdp`, the
+accountant registry :mod:`dpkit.accounting.registry`, ...) is imported from its module.
+
 Modules: ``events`` (what happened), ``base`` (ledger, results, errors), one module per view
 (``zcdp``, ``rdp``, ``pld``, ``gdp``, ``approx_dp``), ``analytic_gaussian``, ``calibration``,
-``filters`` (adaptive composition) and ``registry`` (accountants by name).
+``filters`` and ``odometers`` (adaptive composition) and ``registry`` (accountants by name).
 """
 
+from dpkit.accounting.analytic_gaussian import AnalyticGaussianAccountant, gaussian_delta, gaussian_epsilon, gaussian_sigma
+from dpkit.accounting.approx_dp import ApproxDPAccountant
 from dpkit.accounting.base import (
     Accountant,
     AccountingResult,
@@ -13,6 +22,7 @@ from dpkit.accounting.base import (
     PaperRuleWarning,
     UnsupportedEventError,
 )
+from dpkit.accounting.calibration import CalibrationResult, calibrate, dpsgd_epsilon, dpsgd_max_steps, dpsgd_sigma
 from dpkit.accounting.events import (
     ApproxDPEvent,
     ComposedEvent,
@@ -31,43 +41,68 @@ from dpkit.accounting.events import (
     SparseVectorEvent,
     ZCDPEvent,
     compose,
-    event_from_dict,
     repeat,
 )
-from dpkit.accounting.neighbouring import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
-from dpkit.accounting.registry import make_accountant
-from dpkit.accounting.rdp import RdpAccountant, rdp_to_delta, rdp_to_epsilon
-from dpkit.accounting.zcdp import ZCDPAccountant, paper_000_approx_dp_to_zcdp, rho_for, zcdp_to_delta, zcdp_to_epsilon
-from dpkit.accounting.approx_dp import (
-    ApproxDPAccountant,
-    advanced_composition,
-    basic_composition,
-    optimal_homogeneous_composition,
-)
-from dpkit.accounting.analytic_gaussian import (
-    AnalyticGaussianAccountant,
-    classic_gaussian_sigma,
-    gaussian_delta,
-    gaussian_epsilon,
-    gaussian_log_delta,
-    gaussian_sigma,
-)
-from dpkit.accounting.calibration import (
-    CalibrationResult,
-    calibrate,
-    calibrate_gaussian_sigma,
-    dpsgd_epsilon,
-    dpsgd_max_steps,
-    dpsgd_sigma,
-)
-from dpkit.accounting.pld import PLDAccountant
-from dpkit.accounting.gdp import (
-    GDPAccountant,
-    gaussian_tradeoff,
-    gdp_mu_for,
-    gdp_mu_to_delta,
-    gdp_mu_to_epsilon,
-    tradeoff_curve,
-)
 from dpkit.accounting.filters import ApproxDPFilter, GaussianDPFilter, RenyiFilter, ZCDPFilter
+from dpkit.accounting.gdp import GDPAccountant
+from dpkit.accounting.neighbouring import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
 from dpkit.accounting.odometers import BasicOdometer, OdometerGuarantee
+from dpkit.accounting.pld import PLDAccountant
+from dpkit.accounting.rdp import RDPAccountant
+from dpkit.accounting.zcdp import ZCDPAccountant
+
+__all__ = [
+    # events and combinators
+    "PrivacyEvent",
+    "GaussianEvent",
+    "LaplaceEvent",
+    "DiscreteGaussianEvent",
+    "DiscreteLaplaceEvent",
+    "RandomizedResponseEvent",
+    "ExponentialMechanismEvent",
+    "SparseVectorEvent",
+    "PureDPEvent",
+    "ApproxDPEvent",
+    "ZCDPEvent",
+    "PoissonSampledEvent",
+    "SampledWithoutReplacementEvent",
+    "ComposedEvent",
+    "SelfComposedEvent",
+    "ParallelComposedEvent",
+    "compose",
+    "repeat",
+    # neighbouring relations
+    "NeighbouringRelation",
+    "ADD_REMOVE",
+    "REPLACE_ONE",
+    # accountants and their result
+    "Accountant",
+    "AccountingResult",
+    "RDPAccountant",
+    "ZCDPAccountant",
+    "PLDAccountant",
+    "GDPAccountant",
+    "AnalyticGaussianAccountant",
+    "ApproxDPAccountant",
+    # calibration and the analytic Gaussian mechanism
+    "calibrate",
+    "CalibrationResult",
+    "gaussian_sigma",
+    "gaussian_epsilon",
+    "gaussian_delta",
+    "dpsgd_sigma",
+    "dpsgd_epsilon",
+    "dpsgd_max_steps",
+    # adaptive composition
+    "ApproxDPFilter",
+    "GaussianDPFilter",
+    "RenyiFilter",
+    "ZCDPFilter",
+    "BasicOdometer",
+    "OdometerGuarantee",
+    # errors and warnings
+    "UnsupportedEventError",
+    "DPKitWarning",
+    "ApproximationWarning",
+    "PaperRuleWarning",
+]

@@ -280,6 +280,10 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
         if excess(high) > 0.0:
             break
         high += 2.0
+    if not (excess(low) < 0.0 < excess(high)):
+        raise ValueError(f"no Gaussian noise scale for epsilon={epsilon:g}, delta={math.exp(log_target):g} is "
+                         f"representable in floating point (epsilon is too {'small' if epsilon < 1 else 'large'}); "
+                         "choose epsilon in about [1e-100, 1e100]")
     log_mu = optimize.brentq(excess, low, high, xtol=1e-300, rtol=4 * _EPS, maxiter=500)
     sigma = sensitivity / math.exp(float(log_mu))
     return _nudge_up(sigma, lambda s: _meets(sensitivity / s, epsilon, log_target))
@@ -341,6 +345,7 @@ class AnalyticGaussianAccountant(Accountant):
     """
 
     name = "analytic"
+    references = ("balle2018improving", "dong2022gaussian")
 
     def __init__(self, neighbouring: NeighbouringRelation | str = NeighbouringRelation.ADD_REMOVE):
         super().__init__(neighbouring)

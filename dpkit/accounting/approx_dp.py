@@ -49,6 +49,7 @@ _SAFETY = 2.0**-40
 _BASIC = "basic composition (Dwork & Roth 2014, Thm 3.16)"
 _ADVANCED = "advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth 2014, Thm 3.20)"
 _OPTIMAL = "optimal homogeneous composition (Kairouz, Oh & Viswanath 2015, Thm 3.3)"
+_REFERENCES = {_BASIC: ("dwork2014algorithmic",), _ADVANCED: ("dwork2010boosting",), _OPTIMAL: ("kairouz2015composition",)}
 
 
 def _safe_up(value: float) -> float:
@@ -270,7 +271,7 @@ class ApproxDPAccountant(Accountant):
         if not candidates:
             raise ValueError(f"delta={delta} is below the δ the ledger spends (at least {sum_delta!r} by basic composition)")
         best = min(candidates)
-        return self._result(best[0], delta, best[1], notes=notes)
+        return self._result(best[0], delta, best[1], _REFERENCES.get(best[1], ()), notes=notes)
 
     def get_delta(self, epsilon: float) -> AccountingResult:
         """Smallest δ among basic, advanced and optimal composition at total ``epsilon``."""
@@ -292,4 +293,4 @@ class ApproxDPAccountant(Accountant):
             (optimal_homogeneous_delta(eps, dlt, k, epsilon), _OPTIMAL)
         )
         best = min(candidates)
-        return self._result(epsilon, best[0], best[1], notes=notes)
+        return self._result(epsilon, best[0], best[1], _REFERENCES.get(best[1], ()), notes=notes)

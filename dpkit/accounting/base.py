@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -62,6 +63,8 @@ class AccountingResult:
         False only for labelled approximations (e.g. a central-limit estimate).
     epsilon_lower
         A certified lower bound on the true ε of the ledger (PLD), when available.
+    delta_lower
+        A certified lower bound on the true δ of the ledger (PLD's ``get_delta``), when available.
     order, order_on_boundary
         For RDP: the order α that gave the bound, and whether it lies on the edge of the
         searched range (then a wider range might give a smaller ε).
@@ -69,6 +72,10 @@ class AccountingResult:
         Every approximation or caveat that applies.
     ledger_hash
         SHA-256 of the ledger and relation, to tie the number to what was accounted.
+    references
+        Bibliography keys (those of :mod:`dpkit.report.bibliography`) of every analysis the
+        number rests on: the accounting view, the conversion and, where used, the subsampling
+        bound. A report cites exactly these.
     """
 
     epsilon: float
@@ -82,18 +89,15 @@ class AccountingResult:
     order_on_boundary: bool = False
     notes: tuple[str, ...] = ()
     ledger_hash: str = ""
-
-    @property
-    def epsilon_upper(self) -> float:
-        """Same as ``epsilon``: the certified upper end."""
-        return self.epsilon
+    delta_lower: float | None = None
+    references: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of every field."""
         out = dataclasses.asdict(self)
         out["neighbouring"] = self.neighbouring.value
         out["notes"] = list(self.notes)
-        out["epsilon_upper"] = self.epsilon
+        out["references"] = list(self.references)
         return out
 
 
@@ -129,6 +133,23 @@ class Accountant(abc.ABC):
     """
 
     name: ClassVar[str] = "accountant"
+    references: ClassVar[tuple[str, ...]] = ()
+    """Bibliography keys of the accounting view, added to every result's ``references``."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method_name in ("get_epsilon", "get_delta"):
+            method = cls.__dict__.get(method_name)
+            if method is not None and not getattr(method, "_dpkit_guarded", False):
+                setattr(cls, method_name, _guard_extreme(method, method_name))
+
+    def _extreme_reason(self) -> str | None:
+        """Why the ledger is beyond floating point (a leaf with almost no noise), or None."""
+        for event, _ in self._ledger:
+            reason = extreme_event_reason(event)
+            if reason is not None:
+                return reason
+        return None
 
     def __init__(self, neighbouring: NeighbouringRelation | str = NeighbouringRelation.ADD_REMOVE):
         self._neighbouring = NeighbouringRelation.parse(neighbouring)
@@ -147,10 +168,19 @@ class Accountant(abc.ABC):
     def supports(self, event: PrivacyEvent) -> bool:
         """Whether :meth:`compose` would accept ``event`` (a dry run of the same traversal)."""
         try:
-            self._check(event)
+            self._check_event(event)
         except UnsupportedEventError:
             return False
         return True
+
+    def _check_event(self, event: PrivacyEvent) -> None:
+        """:meth:`_check`, except that an event whose arithmetic overflows only because a leaf is
+        extreme (see :func:`extreme_event_reason`) is accepted: its guarantee is the trivial one."""
+        try:
+            self._check(event)
+        except ArithmeticError:
+            if extreme_event_reason(event) is None:
+                raise
 
     def compose(self, event: PrivacyEvent, count: int = 1) -> "Accountant":
         """Record ``event`` repeated ``count`` times; returns ``self`` for chaining.
@@ -165,7 +195,7 @@ class Accountant(abc.ABC):
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"event must be a PrivacyEvent, got event={event!r}")
         count = check_integer("count", count, minimum=1)
-        self._check(event)
+        self._check_event(event)
         self._ledger.append((event, count))
         return self
 
@@ -194,7 +224,10 @@ class Accountant(abc.ABC):
     def get_delta(self, epsilon: float) -> AccountingResult:
         """The smallest δ this accountant certifies at ``epsilon`` for the ledger (an upper bound)."""
 
-    def _result(self, epsilon: float, delta: float, method: str, **extra: Any) -> AccountingResult:
+    def _result(
+        self, epsilon: float, delta: float, method: str, references: tuple[str, ...] = (), **extra: Any
+    ) -> AccountingResult:
+        """A result of this accountant; ``references`` are added to the class's own."""
         return AccountingResult(
             epsilon=epsilon,
             delta=delta,
@@ -202,8 +235,73 @@ class Accountant(abc.ABC):
             neighbouring=self._neighbouring,
             method=method,
             ledger_hash=self.ledger_hash(),
+            references=tuple(dict.fromkeys((*self.references, *references))),
             **extra,
         )
+
+
+EXTREME_PRIVACY_LOSS = 1e100
+"""A leaf whose single-use privacy parameter (Δ/σ for a Gaussian, Δ/b for Laplace, ε₀ for
+randomized response) exceeds this is treated as adding no useful noise: when an accountant's
+arithmetic overflows on it, the result is the trivial bound ε = ∞ (or δ = 1) with a note."""
+
+
+def extreme_event_reason(event: PrivacyEvent) -> str | None:
+    """A note naming the first leaf of ``event`` with a privacy parameter above :data:`EXTREME_PRIVACY_LOSS`."""
+    stack = [event]
+    while stack:
+        item = stack.pop()
+        ratio = None
+        sigma, scale = getattr(item, "sigma", None), getattr(item, "scale", None)
+        sensitivity = getattr(item, "sensitivity", None)
+        if isinstance(sigma, float) and isinstance(sensitivity, float) and sigma > 0:
+            ratio, what = sensitivity / sigma, f"sensitivity/sigma = {sensitivity:g}/{sigma:g}"
+        elif isinstance(scale, float) and isinstance(sensitivity, float) and scale > 0:
+            ratio, what = sensitivity / scale, f"sensitivity/scale = {sensitivity:g}/{scale:g}"
+        elif isinstance(getattr(item, "epsilon", None), float):
+            ratio, what = item.epsilon, f"epsilon = {item.epsilon:g}"  # type: ignore[attr-defined]
+        if ratio is not None and not ratio <= EXTREME_PRIVACY_LOSS:
+            return (f"{type(item).__name__} has {what} > {EXTREME_PRIVACY_LOSS:g}: it adds essentially no noise and "
+                    "its privacy loss overflows floating point, so no finite epsilon can be certified")
+        if dataclasses.is_dataclass(item):
+            for field in dataclasses.fields(item):
+                value = getattr(item, field.name)
+                if isinstance(value, PrivacyEvent):
+                    stack.append(value)
+                elif isinstance(value, (tuple, list)):
+                    stack.extend(v for v in value if isinstance(v, PrivacyEvent))
+    return None
+
+
+def _guard_extreme(method: Any, method_name: str) -> Any:
+    """Wrap ``get_epsilon``/``get_delta``: on a ledger with an extreme leaf, an arithmetic failure
+    (overflow, division by zero, a grid that cannot be built) or a NaN becomes the trivial bound
+    ε = ∞ (``get_epsilon``) or δ = 1 (``get_delta``), which is always valid, with a note."""
+
+    @functools.wraps(method)
+    def guarded(self: "Accountant", value: float) -> AccountingResult:
+        try:
+            result = method(self, value)
+        except UnsupportedEventError:
+            raise
+        except (ArithmeticError, ValueError):
+            reason = self._extreme_reason()
+            if reason is None:
+                raise
+        else:
+            if not (math.isnan(result.epsilon) or math.isnan(result.delta)):
+                return result
+            reason = self._extreme_reason()
+            if reason is None:
+                return result
+        if method_name == "get_epsilon":
+            return self._result(math.inf, check_target_delta(value), "trivial bound: epsilon = inf",
+                                notes=(reason + "; epsilon = inf is the only sound answer",))
+        return self._result(check_target_epsilon(value), 1.0, "trivial bound: delta = 1",
+                            notes=(reason + "; delta = 1 is the only sound answer",))
+
+    guarded._dpkit_guarded = True  # type: ignore[attr-defined]
+    return guarded
 
 
 def check_target_delta(delta: Any) -> float:

@@ -107,8 +107,7 @@ def accountant_factory(
 ) -> Callable[[], Accountant]:
     """A zero-argument factory of fresh accountants from a name or a factory.
 
-    Names are those of :mod:`dpkit.accounting.registry`. A name whose module is missing from
-    this installation gives a ``ValueError`` saying so.
+    Names are those of :mod:`dpkit.accounting.registry`; any other name gives a ``ValueError``.
     """
     relation = NeighbouringRelation.parse(neighbouring)
     if isinstance(accountant, str):
@@ -309,7 +308,10 @@ def _shrink(evaluate: _Evaluator, good: float, bad: float, rtol: float) -> tuple
     if width(good, bad) > rtol:
         low, high = sorted((math.log(good), math.log(bad)))
         # Brent's method only proposes points; the bracket is rebuilt from certified results.
-        optimize.brentq(excess, low, high, xtol=rtol / 4.0, rtol=1e-15, maxiter=100, disp=False)
+        try:
+            optimize.brentq(excess, low, high, xtol=rtol / 4.0, rtol=1e-15, maxiter=100, disp=False)
+        except ValueError:  # ε clamped at the float range on both ends: bisection below still works
+            pass
         good, bad = refresh()
     return _bisect(evaluate, good, bad, lambda g, b: math.sqrt(g * b), lambda g, b: width(g, b) > rtol)
 

@@ -219,6 +219,35 @@ class ZCDPEvent(PrivacyEvent):
 
 
 @dataclasses.dataclass(frozen=True)
+class ObjectivePerturbationEvent(PrivacyEvent):
+    """The exact minimiser of a strongly convex GLM objective with a Gaussian linear term bᵀθ.
+
+    The released θ̃ = argmin_θ (1/m) Σ_n ℓ(y_n θᵀx_n) + Q(θ) + bᵀθ, b ~ N(0, σ²I), where Q is
+    data-independent and μ-strongly convex, |ℓ′| ≤ c, 0 ≤ ℓ″ ≤ c₃ and ‖x‖ ≤ 1 (Chaudhuri,
+    Monteleoni & Sarwate 2011, Alg. 2, with Gaussian noise as in Kifer, Smith & Thakurta 2012).
+    ``sensitivity`` Δ bounds the change of the objective's gradient between neighbours (2c/m
+    under replace-one, c/m under add/remove) and ``jacobian`` ξ = log(1 + c₃/(mμ)) bounds the
+    log-ratio of the Hessian determinants. The RDP curve is in
+    :func:`dpkit.accounting.rdp_mechanisms.rdp_objective_perturbation`.
+    """
+
+    kind: ClassVar[str] = "objective_perturbation"
+    sigma: float
+    sensitivity: float
+    jacobian: float
+
+    def __post_init__(self) -> None:
+        _set(self, "sigma", check_positive("sigma", self.sigma))
+        _set(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        _set(self, "jacobian", check_nonnegative("jacobian", self.jacobian))
+
+    @property
+    def noise_multiplier(self) -> float:
+        """σ/Δ."""
+        return self.sigma / self.sensitivity
+
+
+@dataclasses.dataclass(frozen=True)
 class ExponentialMechanismEvent(PrivacyEvent):
     """The exponential mechanism or report-noisy-max with Gumbel noise, as an ε-bounded-range
     mechanism: ε-DP and ε²/8-zCDP (Cesar & Rogers 2021, Lemma 3.2; Durfee & Rogers 2019)."""

@@ -47,6 +47,7 @@ from dpkit.accounting.events import (
     SelfComposedEvent,
     SparseVectorEvent,
 )
+from dpkit.accounting.gdp import gdp_mu_to_epsilon
 from dpkit.accounting.neighbouring import NeighbouringRelation
 
 
@@ -255,8 +256,6 @@ class GaussianDPFilter(_AdditiveFilter):
 
     def epsilon(self, delta: float) -> float:
         """ε of the μ-GDP guarantee at ``delta``."""
-        from dpkit.accounting.gdp import gdp_mu_to_epsilon
-
         return gdp_mu_to_epsilon(self.mu, delta)
 
 

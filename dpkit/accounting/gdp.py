@@ -34,6 +34,7 @@ from dpkit.accounting.base import (
 )
 from dpkit.accounting.events import GaussianEvent, ParallelComposedEvent, PoissonSampledEvent, PrivacyEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
+from dpkit.accounting.pld import PLDAccountant
 
 _CLT_NOTE = "central-limit approximation, not a bound (Bu, Dong, Long & Su 2020, Thm 5)"
 
@@ -187,8 +188,6 @@ def tradeoff_curve(event_or_accountant: Any, alphas: Any, *, epsilon_max: float 
     >>> bool(0 <= exact[0] - beta[0] < 1e-3)
     True
     """
-    from dpkit.accounting.pld import PLDAccountant
-
     alphas = _check_alphas(alphas)
     if isinstance(event_or_accountant, GDPAccountant):
         if event_or_accountant.uses_approximation:
@@ -231,6 +230,7 @@ class GDPAccountant(Accountant):
     """
 
     name = "gdp"
+    references = ("dong2022gaussian",)
 
     def __init__(
         self,

@@ -43,6 +43,7 @@ from dpkit.accounting.events import (
     ExponentialMechanismEvent,
     GaussianEvent,
     LaplaceEvent,
+    ObjectivePerturbationEvent,
     ParallelComposedEvent,
     PoissonSampledEvent,
     PrivacyEvent,
@@ -62,7 +63,7 @@ from dpkit.accounting.rdp_mechanisms import (  # re-exported: the agreed API nam
 )
 
 __all__ = [
-    "RdpAccountant",
+    "RDPAccountant",
     "event_rdp",
     "rdp_curve",
     "rdp_gaussian",
@@ -101,6 +102,7 @@ _METHODS = {
     "improved": "RDP to (ε, δ), improved conversion (Balle et al. 2020 Thm 21; Canonne, Kamath & Steinke 2020 Prop. 12)",
     "classic": "RDP to (ε, δ), classic conversion (Mironov 2017 Prop. 3)",
 }
+_CONVERSION_REFERENCES = {"improved": ("balle2020hypothesis", "canonne2020discrete"), "classic": ()}
 
 
 def _check_conversion(conversion: str) -> str:
@@ -165,6 +167,8 @@ def rdp_curve(event: PrivacyEvent, neighbouring: NeighbouringRelation | str = "a
         return lambda a: rm.rdp_zcdp(a, event.rho)
     if isinstance(event, ExponentialMechanismEvent):
         return lambda a: rm.rdp_exponential_mechanism(a, event.epsilon)
+    if isinstance(event, ObjectivePerturbationEvent):
+        return lambda a: rm.rdp_objective_perturbation(a, event.noise_multiplier, event.jacobian)
     if isinstance(event, (ComposedEvent, SelfComposedEvent)):
         grouped = Counter()
         for leaf, count in flatten(event):
@@ -382,7 +386,7 @@ def rdp_to_delta(
 # --------------------------------------------------------------------------- the accountant
 
 
-class RdpAccountant(Accountant):
+class RDPAccountant(Accountant):
     """Rényi-DP accountant (Mironov 2017) with a continuous search over the order.
 
     Parameters
@@ -412,13 +416,14 @@ class RdpAccountant(Accountant):
     Examples
     --------
     >>> from dpkit.accounting.events import GaussianEvent, PoissonSampledEvent
-    >>> acc = RdpAccountant().compose(PoissonSampledEvent(GaussianEvent(1.1), 0.01), 10_000)
+    >>> acc = RDPAccountant().compose(PoissonSampledEvent(GaussianEvent(1.1), 0.01), 10_000)
     >>> res = acc.get_epsilon(1e-5)
     >>> round(res.epsilon, 3), res.order_on_boundary
     (5.632, False)
     """
 
     name = "rdp"
+    references = ("mironov2017renyi",)
 
     def __init__(
         self,
@@ -464,6 +469,16 @@ class RdpAccountant(Accountant):
             notes.append("sampling without replacement: fractional order bounded by convex interpolation of integer orders")
         return tuple(notes)
 
+    def _references(self) -> tuple[str, ...]:
+        """The conversion's and, where used, the subsampling bound's bibliography keys."""
+        leaves = [leaf for leaf, _ in self.leaves()]
+        sampling = []
+        if any(isinstance(leaf, PoissonSampledEvent) for leaf in leaves):
+            sampling.append("mironov2019sampled")
+        if any(isinstance(leaf, SampledWithoutReplacementEvent) for leaf in leaves):
+            sampling.append("wang2019subsampled")
+        return (*_CONVERSION_REFERENCES[self._conversion], *sampling)
+
     def get_epsilon(self, delta: float) -> AccountingResult:
         """Smallest certified ε at ``delta`` (an upper bound), with the winning order."""
         delta = check_target_delta(delta)
@@ -486,6 +501,7 @@ class RdpAccountant(Accountant):
             epsilon,
             delta,
             _METHODS[self._conversion],
+            references=self._references(),
             order=order,
             order_on_boundary=on_boundary,
             notes=self._notes(order, on_boundary),
@@ -507,6 +523,7 @@ class RdpAccountant(Accountant):
             epsilon,
             delta,
             _METHODS[self._conversion],
+            references=self._references(),
             order=order,
             order_on_boundary=on_boundary,
             notes=self._notes(order, on_boundary),

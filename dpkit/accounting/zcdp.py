@@ -57,7 +57,7 @@ __all__ = [
     "zcdp_to_epsilon",
     "zcdp_to_delta",
     "rho_for",
-    "paper_000_approx_dp_to_zcdp",
+    "ding_approx_dp_to_zcdp",
 ]
 
 _CONVERSIONS = ("optimal", "classic")
@@ -65,6 +65,7 @@ _METHODS = {
     "optimal": "zCDP to (ε, δ), optimal α in Canonne, Kamath & Steinke 2020 Cor. 13",
     "classic": "zCDP to (ε, δ), classic ρ + 2√(ρ log(1/δ)) (Bun & Steinke 2016 Prop. 1.3)",
 }
+_CONVERSION_REFERENCES = {"optimal": ("canonne2020discrete",), "classic": ()}
 _SAFETY = 2.0**-40
 
 
@@ -190,16 +191,17 @@ def rho_for(epsilon: float, delta: float) -> float:
     return low
 
 
-def paper_000_approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
-    """Seed paper 000's rule "(ε, δ)-DP ⇒ ε²/(4 log(1/δ))-zCDP" — FALSE in general; always warns.
+def ding_approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
+    """The rule "(ε, δ)-DP ⇒ ε²/(4 log(1/δ))-zCDP" of Ding et al. (2020) — FALSE in general; always warns.
 
-    The paper (its Lemma 2.7) reads Bun & Steinke's remark that ρ-zCDP with ρ ≈ ε²/(4 log(1/δ))
+    Ding, Wang, Liang, Bi & Pan (2020, Lemma 2.7, used in Thms 3.1 and 4.1) reads Bun & Steinke's remark that ρ-zCDP with ρ ≈ ε²/(4 log(1/δ))
     *suffices* for (ε, δ)-DP backwards, as a conversion from (ε, δ)-DP to zCDP. No such
     conversion exists: a mechanism that is (ε, δ)-DP with δ > 0 may reveal its input with
     probability δ and then has infinite Rényi divergence of every order, so it is ρ-zCDP for
     no finite ρ; even pure ε-DP randomized response (which is (ε, δ)-DP for every δ) has
     KL divergence ε·tanh(ε/2), far above the rule's ρ for small δ (see the tests). Offered only
-    to reproduce seed 000's numbers (spec 000, flag F1).
+    to reproduce the numbers of Ding et al. (2020). The valid statement is that (ε, δ)-DP implies
+    δ-approximate ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4 and Def. 8.1).
 
     Warns
     -----
@@ -209,8 +211,8 @@ def paper_000_approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
     epsilon = check_target_epsilon(epsilon)
     delta = check_target_delta(delta)
     warnings.warn(
-        "paper_000_approx_dp_to_zcdp reproduces seed 000's rule (ε,δ)-DP ⇒ ε²/(4 ln(1/δ))-zCDP, "
-        "which is not a valid conversion (spec 000, F1)",
+        "ding_approx_dp_to_zcdp reproduces the rule (ε,δ)-DP ⇒ ε²/(4 ln(1/δ))-zCDP of Ding et al. "
+        "(2020, Lemma 2.7), which is not a valid conversion",
         PaperRuleWarning,
         stacklevel=2,
     )
@@ -274,6 +276,7 @@ class ZCDPAccountant(Accountant):
     """
 
     name = "zcdp"
+    references = ("bun2016concentrated",)
 
     def __init__(
         self, neighbouring: NeighbouringRelation | str = NeighbouringRelation.ADD_REMOVE, conversion: str = "optimal"
@@ -302,11 +305,15 @@ class ZCDPAccountant(Accountant):
         delta = check_target_delta(delta)
         rho = self.rho
         eps = zcdp_to_epsilon(rho, delta, self._conversion)
-        return self._result(eps, delta, _METHODS[self._conversion], notes=(f"rho={rho!r}",))
+        return self._result(
+            eps, delta, _METHODS[self._conversion], _CONVERSION_REFERENCES[self._conversion], notes=(f"rho={rho!r}",)
+        )
 
     def get_delta(self, epsilon: float) -> AccountingResult:
         """Smallest certified δ at ``epsilon`` (an upper bound)."""
         epsilon = check_target_epsilon(epsilon)
         rho = self.rho
         delta = zcdp_to_delta(rho, epsilon, self._conversion)
-        return self._result(epsilon, delta, _METHODS[self._conversion], notes=(f"rho={rho!r}",))
+        return self._result(
+            epsilon, delta, _METHODS[self._conversion], _CONVERSION_REFERENCES[self._conversion], notes=(f"rho={rho!r}",)
+        )

@@ -1,43 +1,46 @@
-"""Private distributed learning algorithms of the seed papers, on a shared ADMM substrate.
+"""Private distributed learning: the algorithms of five papers on one substrate, and a baseline.
 
-Substrate: :mod:`~dpkit.algorithms.data` (Adult, built-in, synthetic, LIBSVM/CSV),
+One call trains any of them: :func:`train` (``dpkit train``) returns a :class:`TrainingResult`
+whose ``guarantee`` an accountant computed from the run's ledger and whose ``paper_claim`` is the
+paper's own, labelled claim. Each algorithm is also callable directly:
+
+==================  ===========================================================================
+``train_pp_admm``    PP-ADMM (Ding et al. 2020, Alg. 1)
+``train_ipp_admm``   IPP-ADMM (Ding et al. 2020, Alg. 2)
+``train_dp_admm``    DP-ADMM (Huang et al. 2019, Alg. 3)
+``train_admm_pvp``   ADMM with primal variable perturbation (Huang et al. 2019, Alg. 2)
+``train_hetero_admm`` label randomization + perturbed ADMM (Wang et al. 2020)
+``train_a_ddp``      A-DDP (Cheng et al. 2020, Alg. 1)
+``train_dvp_admm``   DVP ADMM (Zhang & Zhu 2016, Alg. 2)
+``train_dp_logreg``  centralised DP logistic regression (the private baseline)
+==================  ===========================================================================
+
+Substrate: :mod:`~dpkit.algorithms.data` (the packaged UCI Adult data and loaders),
 :mod:`~dpkit.algorithms.partition`, :mod:`~dpkit.algorithms.graphs`, :mod:`~dpkit.algorithms.losses`,
-:mod:`~dpkit.algorithms.solvers`, :mod:`~dpkit.algorithms.admm` (non-private decentralised and star
-ADMM), :mod:`~dpkit.algorithms.centralised`, :mod:`~dpkit.algorithms.evaluation`,
-:mod:`~dpkit.algorithms.result`, :mod:`~dpkit.algorithms.privacy` (paper rules and corrected bounds).
-
-Seed 000: :func:`pp_admm`, :func:`ipp_admm`. Seed 004: :func:`dp_admm`, :func:`admm_pvp`.
-:mod:`~dpkit.algorithms.registry` maps CLI names to runners.
+:mod:`~dpkit.algorithms.solvers` (one batched Newton solver), :mod:`~dpkit.algorithms.admm` (one
+decentralised loop, one star loop), :mod:`~dpkit.algorithms.budget` (noise calibrated on the whole
+run), :mod:`~dpkit.algorithms.result`, :mod:`~dpkit.algorithms.registry`,
+:mod:`~dpkit.algorithms.scenarios` (audit instances that run the real algorithm code).
 """
 
+from dpkit.algorithms.a_ddp import train_a_ddp
 from dpkit.algorithms.admm import decentralised_admm, star_admm
-from dpkit.algorithms.admm_pvp import admm_pvp
-from dpkit.algorithms.centralised import centralised_fit
-from dpkit.algorithms.data import (
-    Dataset,
-    load_adult,
-    load_builtin,
-    load_csv,
-    load_dataset,
-    load_libsvm,
-    make_synthetic,
-    train_test_split,
-)
-from dpkit.algorithms.dp_admm import dp_admm
-from dpkit.algorithms.evaluation import accuracy, consensus_gap, empirical_risk
-from dpkit.algorithms.graphs import Graph, complete, from_adjacency, random_connected, ring, star
-from dpkit.algorithms.ipp_admm import ipp_admm
-from dpkit.algorithms.losses import L1, L2, Hinge, HuberHinge, Logistic
-from dpkit.algorithms.partition import partition
-from dpkit.algorithms.pp_admm import pp_admm, seed000_parameters
-from dpkit.algorithms.registry import ALGORITHMS, get_algorithm, register, run_algorithm
-from dpkit.algorithms.result import TrainingResult
-from dpkit.algorithms.solvers import LocalObjective, solve
+from dpkit.algorithms.admm_pvp import train_admm_pvp
+from dpkit.algorithms.budget import Budget, calibrate_noise
+from dpkit.algorithms.data import Dataset, load_adult, load_dataset, make_synthetic, train_test_split
+from dpkit.algorithms.dp_admm import train_dp_admm
+from dpkit.algorithms.dp_logreg import train_dp_logreg
+from dpkit.algorithms.dvp_admm import train_dvp_admm
+from dpkit.algorithms.hetero_admm import train_hetero_admm
+from dpkit.algorithms.ipp_admm import train_ipp_admm
+from dpkit.algorithms.pp_admm import train_pp_admm
+from dpkit.algorithms.registry import ALGORITHMS, get_algorithm
+from dpkit.algorithms.result import PaperClaim, TrainingResult
+from dpkit.algorithms.training import train
 
 __all__ = [
-    "Dataset", "load_adult", "load_builtin", "load_csv", "load_dataset", "load_libsvm", "make_synthetic",
-    "train_test_split", "partition", "Graph", "ring", "complete", "star", "random_connected", "from_adjacency",
-    "Logistic", "HuberHinge", "Hinge", "L1", "L2", "LocalObjective", "solve", "decentralised_admm", "star_admm",
-    "centralised_fit", "accuracy", "consensus_gap", "empirical_risk", "TrainingResult", "pp_admm", "ipp_admm",
-    "seed000_parameters", "dp_admm", "admm_pvp", "ALGORITHMS", "get_algorithm", "register", "run_algorithm",
+    "train", "TrainingResult", "PaperClaim", "Budget", "calibrate_noise", "ALGORITHMS", "get_algorithm",
+    "train_pp_admm", "train_ipp_admm", "train_dp_admm", "train_admm_pvp", "train_hetero_admm", "train_a_ddp",
+    "train_dvp_admm", "train_dp_logreg", "decentralised_admm", "star_admm",
+    "Dataset", "load_adult", "load_dataset", "make_synthetic", "train_test_split",
 ]

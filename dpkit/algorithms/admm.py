@@ -1,34 +1,33 @@
-"""Non-private ADMM: decentralised (seed 000 eqs. 3–4) and star topology (seed 004 Alg. 1).
+"""The ADMM substrate: one decentralised loop, one star loop, one dual update of each kind.
 
-Both minimise the global objective (seed 000 eq. 1 / seed 004 eq. 1)
+Decentralised ADMM (Mateos, Bazerque & Giannakis 2010, in the form of Ding et al. 2020 eqs. 3–4,
+Zhang & Zhu 2016 eqs. 13–16 and Wang et al. 2020 eqs. 14–17), synchronous:
 
-    Σ_i (1/|D_i|) Σ_n ℓ(y_n θᵀx_n) + λ R(θ),    i.e.  Σ_i f_i(θ) with f_i = mean loss_i + (λ/N) R,
+    θ_i^{t+1} = argmin f_i(θ) + (2λ_i^t + b_i^t)ᵀθ + η Σ_{j∈𝓑_i} ||½(θ_i^t + θ_j^t) − θ||²
+    λ_i^{t+1} = λ_i^t + (η/2) Σ_{j∈𝓑_i} (θ̃_i^{t+1} − θ̃_j^{t+1})
 
-and are the substrate of the private variants (PP-/IPP-ADMM reuse :func:`decentralised_objective`
-and :func:`decentralised_dual_update`; DP-ADMM / ADMM-PVP reuse :func:`star_objective` and
-:func:`star_aggregate`).
+where θ̃ are the *published* values (a private variant releases θ̃ = θ + noise, or keeps the old
+value when it does not release) and b_i^t an optional objective perturbation. η Σ_j ||m_j − θ||²
+is (κ/2)||θ − c||² + const with κ = 2η|𝓑_i| and c = mean_j m_j, so each round is one call of the
+batched solver. With λ^0 = 0, Σ_i λ_i^t = 0 for every t (the dual step is antisymmetric over
+edges), whatever is published.
 
-Decentralised (Mateos et al. 2010 form used by seed 000, synchronous/Jacobi):
+Star ADMM (Huang et al. 2019 Alg. 1, "−⟨γ, ·⟩" sign convention):
 
-    (3) θ_i^{t+1} = argmin f_i(θ) + 2λ_i^tᵀθ + η Σ_{j∈𝓑_i} ||½(θ_i^t + θ_j^t) − θ||²
-    (4) λ_i^{t+1} = λ_i^t + (η/2) Σ_{j∈𝓑_i} (θ_i^{t+1} − θ_j^{t+1})
+    w_i^k = local step of f_i(w) − ⟨γ_i^{k−1}, w − w^{k−1}⟩ + (ρ/2)||w − w^{k−1}||²
+    w^k   = mean_i w̃_i^k − mean_i γ_i^{k−1}/ρ ;   γ_i^k = γ_i^{k−1} − ρ (w̃_i^k − w^k)
 
-With λ_i^0 = 0, Σ_i λ_i^t = 0 for every t (the updates are antisymmetric over undirected edges).
+with w̃ the published local values. For k ≥ 1, Σ_i γ_i^k = 0 exactly.
 
-Star (seed 004 Alg. 1, "−⟨γ, ·⟩" sign convention):
-
-    w_i^k = argmin f_i(w) − ⟨γ_i^{k−1}, w − w^{k−1}⟩ + (ρ/2)||w − w^{k−1}||²
-    w^k   = mean_i w_i^k − mean_i γ_i^{k−1}/ρ
-    γ_i^k = γ_i^{k−1} − ρ (w_i^k − w^k)
-
-For k ≥ 1, Σ_i γ_i^k = 0 exactly (spec 004 F3).
-
-Both runners take a ``progress`` callback ``progress(t, T)`` (the CLI draws a bar with it; library
-code never prints) and return a :class:`~dpkit.algorithms.result.TrainingResult` with an empty ledger.
+Private algorithms pass hooks: ``perturb(t)`` returns the objective perturbation b^t (drawn by a
+mechanism) and ``publish(t, solutions, previous)`` returns what each agent publishes (drawn by a
+mechanism). Everything the loops return is computed from published values, except the
+``solutions`` field, which is private state and never leaves an algorithm.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Callable, Sequence
 
@@ -36,15 +35,16 @@ import numpy as np
 
 from dpkit._validation import check_integer, check_nonnegative, check_positive
 from dpkit.algorithms.data import Dataset
-from dpkit.algorithms.evaluation import Evaluator, accuracies, accuracy
+from dpkit.algorithms.evaluation import Evaluator
 from dpkit.algorithms.graphs import Graph
-from dpkit.algorithms.losses import L2, Logistic
-from dpkit.algorithms.result import TrainingResult
-from dpkit.algorithms.solvers import LocalObjective, solve
+from dpkit.algorithms.losses import Logistic
+from dpkit.algorithms.result import TrainingResult, finish
+from dpkit.algorithms.solvers import AgentObjectives, solve
+from dpkit.mechanisms.ledger import PrivacyLedger
 
 __all__ = [
-    "decentralised_objective", "decentralised_dual_update", "decentralised_admm",
-    "star_objective", "star_aggregate", "star_admm", "check_parts", "finish",
+    "LoopState", "check_parts", "check_parts_on_graph", "decentralised_dual_update", "decentralised_loop",
+    "star_aggregate", "star_loop", "exact_local_step", "round_recorder", "decentralised_admm", "star_admm",
 ]
 
 Progress = Callable[[int, int], None] | None
@@ -61,7 +61,7 @@ def check_parts(parts: Sequence[Dataset]) -> list[Dataset]:
     return parts
 
 
-def _check_parts_on_graph(parts: Sequence[Dataset], graph: Graph) -> list[Dataset]:
+def check_parts_on_graph(parts: Sequence[Dataset], graph: Graph) -> list[Dataset]:
     """:func:`check_parts`, and ``graph`` a :class:`Graph` with one node per agent."""
     parts = check_parts(parts)
     if not isinstance(graph, Graph):
@@ -71,174 +71,155 @@ def _check_parts_on_graph(parts: Sequence[Dataset], graph: Graph) -> list[Datase
     return parts
 
 
-def decentralised_objective(
-    part: Dataset, loss, regulariser, reg_weight: float, dual: np.ndarray, theta_i: np.ndarray,
-    theta_nbrs: np.ndarray, eta: float, extra_linear: np.ndarray | None = None,
-) -> LocalObjective:
-    """Seed 000 eq. (3) (or (5) with ``extra_linear`` = b_i1) as a :class:`LocalObjective`.
+def decentralised_dual_update(duals: np.ndarray, published: np.ndarray, graph: Graph, eta: float) -> np.ndarray:
+    """λ_i + (η/2) Σ_{j∈𝓑_i} (θ̃_i − θ̃_j) for every agent: λ + (η/2) L θ̃ with L the graph Laplacian."""
+    laplacian_theta = graph.degrees[:, None] * published - graph.adjacency.astype(float) @ published
+    return duals + 0.5 * eta * laplacian_theta
 
-    η Σ_j ||m_j − θ||² = (κ/2)||θ − c||² + const with κ = 2η|𝓑_i| and c = mean_j m_j,
-    m_j = ½(θ_i^t + θ_j^t); the linear term is 2λ_i^t (+ b_i1).
+
+def star_aggregate(published: np.ndarray, gammas: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """Huang et al. 2019 Alg. 1 lines 6 and 8: w = mean(w̃) − mean(γ)/ρ; γ_i ← γ_i − ρ(w̃_i − w)."""
+    w = published.mean(axis=0) - gammas.mean(axis=0) / rho
+    return w, gammas - rho * (published - w)
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopState:
+    """End of a loop: ``published`` ``(N, d)`` (last published values), ``duals`` ``(N, d)``, the
+    star aggregate ``w`` (None for decentralised), the largest achieved local gradient norm, and
+    the wall time."""
+
+    published: np.ndarray
+    duals: np.ndarray
+    w: np.ndarray | None
+    max_grad_norm: float
+    seconds: float
+
+
+def decentralised_loop(
+    F: AgentObjectives, graph: Graph, *, eta: float, iterations: int, beta: float, theta0: np.ndarray,
+    perturb: Callable[[int], np.ndarray] | None = None,
+    publish: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    on_round: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+) -> LoopState:
+    """Run ``iterations`` rounds of decentralised ADMM (module docstring) from published ``theta0``.
+
+    ``perturb(t)`` adds b^t to every agent's linear term; ``publish(t, solutions, previous)``
+    returns the published values (default: the solutions themselves); ``on_round(t, published,
+    duals)`` is called after round t = 1..T.
     """
-    degree = len(theta_nbrs)
-    linear = 2.0 * dual if extra_linear is None else 2.0 * dual + extra_linear
-    center = 0.5 * (theta_i + np.mean(theta_nbrs, axis=0)) if degree else np.zeros_like(theta_i)
-    return LocalObjective(part.X, part.y, loss, regulariser, reg_weight, linear, 2.0 * eta * degree, center)
+    N = F.agents
+    published = np.array(theta0, float)
+    solutions = published.copy()
+    duals = np.zeros_like(published)
+    kappa = 2.0 * eta * graph.degrees.astype(float)
+    adjacency = graph.adjacency.astype(float)
+    degrees = np.maximum(graph.degrees, 1)[:, None]
+    worst = 0.0
+    start = time.perf_counter()
+    for t in range(iterations):
+        center = 0.5 * (published + adjacency @ published / degrees)
+        linear = 2.0 * duals if perturb is None else 2.0 * duals + perturb(t)
+        result = solve(F.with_terms(linear=linear, kappa=kappa, center=center), solutions, beta)
+        solutions = result.theta
+        worst = max(worst, float(result.grad_norms.max()))
+        published = solutions.copy() if publish is None else publish(t, solutions, published)
+        duals = decentralised_dual_update(duals, published, graph, eta)
+        if on_round is not None:
+            on_round(t + 1, published, duals)
+    assert published.shape[0] == N
+    return LoopState(published, duals, None, worst, time.perf_counter() - start)
 
 
-def decentralised_dual_update(duals: np.ndarray, thetas: np.ndarray, graph: Graph, eta: float) -> np.ndarray:
-    """Seed 000 eq. (4) for every agent at once: λ + (η/2)(Lθ) with L the graph Laplacian."""
-    A = graph.adjacency.astype(float)
-    lap_theta = graph.degrees[:, None] * thetas - A @ thetas
-    return duals + 0.5 * eta * lap_theta
+def star_loop(
+    F: AgentObjectives, *, rho: float, iterations: int,
+    local_step: Callable[[int, AgentObjectives, np.ndarray], tuple[np.ndarray, float]],
+    publish: Callable[[int, np.ndarray], np.ndarray] | None = None,
+    on_round: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+) -> LoopState:
+    """Run ``iterations`` rounds of star ADMM (module docstring) from w^0 = 0, w̃^0 = 0, γ^0 = 0.
+
+    ``local_step(k, F_k, previous)`` returns each agent's new local value and its achieved
+    gradient norm, where ``F_k`` is the round's objective (linear −γ, proximal ρ around w^{k−1})
+    and ``previous`` the agents' last published values; ``publish(k, locals)`` returns what is
+    published (default: the local values).
+    """
+    N, d = F.agents, F.X.shape[2]
+    w = np.zeros(d)
+    published = np.zeros((N, d))
+    gammas = np.zeros((N, d))
+    worst = 0.0
+    start = time.perf_counter()
+    for k in range(iterations):
+        objective = F.with_terms(linear=-gammas, kappa=rho, center=np.broadcast_to(w, (N, d)))
+        local, grad_norm = local_step(k, objective, published)
+        worst = max(worst, grad_norm)
+        published = local if publish is None else publish(k, local)
+        w, gammas = star_aggregate(published, gammas, rho)
+        if on_round is not None:
+            on_round(k + 1, published, gammas)
+    return LoopState(published, gammas, w, worst, time.perf_counter() - start)
 
 
-def star_objective(part: Dataset, loss, regulariser, reg_weight: float, gamma: np.ndarray, w_global: np.ndarray, rho: float) -> LocalObjective:
-    """Seed 004 eq. (6): f_i(w) − ⟨γ_i, w − w^{k−1}⟩ + (ρ/2)||w − w^{k−1}||² (constant dropped)."""
-    return LocalObjective(part.X, part.y, loss, regulariser, reg_weight, -gamma, rho, w_global)
+def exact_local_step(beta: float) -> Callable[[int, AgentObjectives, np.ndarray], tuple[np.ndarray, float]]:
+    """A ``local_step`` for :func:`star_loop` that solves each subproblem to ||∇|| ≤ ``beta``."""
+    def step(k: int, objective: AgentObjectives, previous: np.ndarray) -> tuple[np.ndarray, float]:
+        result = solve(objective, previous, beta)
+        return result.theta, float(result.grad_norms.max())
+    return step
 
 
-def star_aggregate(sent: np.ndarray, gammas: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 004 lines 6/8 (eqs. 10c–10d): w = mean(sent) − mean(γ)/ρ; γ_i ← γ_i − ρ(sent_i − w)."""
-    w = sent.mean(axis=0) - gammas.mean(axis=0) / rho
-    return w, gammas - rho * (sent - w)
-
-
-def finish(
-    algorithm: str, models: np.ndarray, model: np.ndarray, evaluator: Evaluator, test: Dataset | None,
-    ledger, guarantees, seconds: float, config: dict, notes: Sequence[str] = (),
-) -> TrainingResult:
-    """Assemble a :class:`TrainingResult` (test accuracies of the output model and of each agent)."""
-    acc = accuracy(model, test) if test is not None else None
-    agent_acc = tuple(accuracies(models, test)) if test is not None else ()
-    return TrainingResult(algorithm, models, model, evaluator.history, tuple(tuple(e) for e in ledger),
-                          dict(guarantees), acc, agent_acc, seconds, dict(config), tuple(notes))
-
-
-def _end_round(evaluator: Evaluator, t: int, T: int, models: np.ndarray, duals: np.ndarray, progress: Progress) -> None:
-    """Close round ``t`` of ``T``: record it (always the last one) and report ``progress(t, T)``."""
-    evaluator.record(t, models, duals, force=(t == T))
-    if progress:
-        progress(t, T)
+def round_recorder(evaluator: Evaluator, iterations: int, progress: Progress) -> Callable[[int, np.ndarray, np.ndarray], None]:
+    """An ``on_round`` hook that records the history (always the last round) and reports progress."""
+    def on_round(t: int, published: np.ndarray, duals: np.ndarray) -> None:
+        evaluator.record(t, published, duals, force=(t == iterations))
+        if progress:
+            progress(t, iterations)
+    return on_round
 
 
 def decentralised_admm(
-    parts: Sequence[Dataset],
-    graph: Graph,
-    *,
-    lam: float = 1e-2,
-    eta: float = 0.5,
-    iterations: int = 30,
-    beta: float = 1e-8,
-    loss=None,
-    regulariser=None,
-    test: Dataset | None = None,
-    theta0: np.ndarray | str | None = None,
-    solver: str = "newton",
-    record_every: int = 1,
+    parts: Sequence[Dataset], graph: Graph, *, lam: float = 1e-5, eta: float = 1e-2, iterations: int = 30,
+    beta: float = 1e-8, loss=None, regulariser=None, test: Dataset | None = None, record_every: int = 1,
     progress: Progress = None,
 ) -> TrainingResult:
-    """Non-private decentralised ADMM, seed 000 eqs. (3)–(4) ("Non-private" baseline).
-
-    Parameters
-    ----------
-    parts
-        One Dataset per agent (``graph.n`` of them).
-    graph
-        Connected undirected communication graph.
-    lam
-        λ̂ of the global objective (each agent uses λ̂/N).
-    eta
-        ADMM penalty η > 0 (seed 000: 0.5).
-    iterations
-        T.
-    beta
-        Local solver tolerance on ||∇||₂ (exact solve in the limit).
-    theta0
-        Initial point θ_i^0 (the paper leaves it open): None (zeros), a vector, or ``"local"`` — each agent
-        starts at the minimiser of its own f_i (non-private only: it uses the agent's data).
-    """
-    parts = _check_parts_on_graph(parts, graph)
-    lam = check_nonnegative("lam", lam)
+    """Non-private decentralised ADMM (Ding et al. 2020 eqs. 3–4), each agent starting at the
+    minimiser of its own f_i. ``lam`` is λ̂ of the global objective (each agent uses λ̂/N)."""
+    parts = check_parts_on_graph(parts, graph)
+    lam = check_positive("lam", lam)
     eta = check_positive("eta", eta)
     T = check_integer("iterations", iterations, minimum=1)
     beta = check_positive("beta", beta)
     loss = loss or Logistic()
-    regulariser = regulariser or L2()
-    N, d = len(parts), parts[0].d
-    if isinstance(theta0, str):
-        if theta0 != "local":
-            raise ValueError(f"theta0 must be None, a vector or 'local', got theta0={theta0!r}")
-        if lam == 0:
-            raise ValueError("theta0='local' needs lam > 0 (each f_i must have a minimiser)")
-        thetas = np.stack([solve(LocalObjective(p.X, p.y, loss, regulariser, lam / N), np.zeros(d), beta,
-                                 method=solver, max_iter=500).theta for p in parts])
-    else:
-        thetas = np.zeros((N, d)) if theta0 is None else np.tile(np.asarray(theta0, float), (N, 1))
-    duals = np.zeros((N, d))
-    nbrs = graph.neighbours
-    ev = Evaluator(loss, parts, test, record_every)
-    ev.record(0, thetas, duals)
-    grad_norms = []
-    start = time.perf_counter()
-    for t in range(T):
-        new = np.empty_like(thetas)
-        for i in range(N):
-            F = decentralised_objective(parts[i], loss, regulariser, lam / N, duals[i], thetas[i], thetas[list(nbrs[i])], eta)
-            res = solve(F, thetas[i], beta, method=solver)
-            new[i] = res.theta
-            grad_norms.append(res.grad_norm)
-        thetas = new
-        duals = decentralised_dual_update(duals, thetas, graph, eta)
-        _end_round(ev, t + 1, T, thetas, duals, progress)
-    seconds = time.perf_counter() - start
-    config = {"iterations": T, "agents": N, "lam": lam, "eta": eta, "beta": beta, "graph": graph.to_dict(),
-              "theta0": theta0 if isinstance(theta0, str) or theta0 is None else "vector",
-              "loss": loss.name, "regulariser": regulariser.name, "max_grad_norm": max(grad_norms)}
-    return finish("admm", thetas, thetas.mean(axis=0), ev, test, [() for _ in range(N)],
-                  {"paper": None, "corrected": None}, seconds, config, ("non-private: no privacy guarantee",))
+    F = AgentObjectives.from_parts(parts, loss, regulariser=regulariser, reg_weight=lam / len(parts))
+    theta0 = solve(F, np.zeros((len(parts), parts[0].d)), beta, max_iter=500).theta
+    evaluator = Evaluator(loss, parts, test, record_every)
+    evaluator.record(0, theta0, np.zeros_like(theta0))
+    state = decentralised_loop(F, graph, eta=eta, iterations=T, beta=beta, theta0=theta0,
+                               on_round=round_recorder(evaluator, T, progress))
+    config = {"iterations": T, "agents": len(parts), "lam": lam, "eta": eta, "beta": beta, "graph": graph.to_dict(),
+              "loss": loss.name, "regulariser": F.regulariser.name, "max_grad_norm": state.max_grad_norm}
+    return finish("admm", "non-private", state.published, state.published.mean(axis=0), evaluator, test,
+                  PrivacyLedger(len(parts)), None, state.seconds, config, notes=("non-private: no privacy guarantee",))
 
 
 def star_admm(
-    parts: Sequence[Dataset],
-    *,
-    lam: float = 1e-4,
-    rho: float = 0.1,
-    iterations: int = 100,
-    beta: float = 1e-8,
-    loss=None,
-    regulariser=None,
-    test: Dataset | None = None,
-    solver: str = "newton",
-    record_every: int = 1,
-    progress: Progress = None,
+    parts: Sequence[Dataset], *, lam: float = 1e-4, rho: float = 0.1, iterations: int = 100, beta: float = 1e-8,
+    loss=None, regulariser=None, test: Dataset | None = None, record_every: int = 1, progress: Progress = None,
 ) -> TrainingResult:
-    """Non-private star-topology ADMM, seed 004 Algorithm 1 (exact local solves to ||∇|| ≤ ``beta``).
-
-    ``lam`` is λ of eq. (1); each agent uses λ/n (seed 004: λ/n = 1e-6).
-    """
+    """Non-private star ADMM (Huang et al. 2019 Alg. 1) with exact local solves; each agent uses λ/N."""
     parts = check_parts(parts)
     lam = check_nonnegative("lam", lam)
     rho = check_positive("rho", rho)
     T = check_integer("iterations", iterations, minimum=1)
     beta = check_positive("beta", beta)
     loss = loss or Logistic()
-    regulariser = regulariser or L2()
-    N, d = len(parts), parts[0].d
-    w = np.zeros(d)
-    locals_ = np.zeros((N, d))
-    gammas = np.zeros((N, d))
-    ev = Evaluator(loss, parts, test, record_every)
-    ev.record(0, locals_, gammas)
-    start = time.perf_counter()
-    for k in range(T):
-        for i in range(N):
-            F = star_objective(parts[i], loss, regulariser, lam / N, gammas[i], w, rho)
-            locals_[i] = solve(F, locals_[i], beta, method=solver).theta
-        w, gammas = star_aggregate(locals_, gammas, rho)
-        _end_round(ev, k + 1, T, locals_, gammas, progress)
-    seconds = time.perf_counter() - start
-    config = {"iterations": T, "agents": N, "lam": lam, "rho": rho, "beta": beta,
-              "loss": loss.name, "regulariser": regulariser.name, "topology": "star (aggregator)"}
-    return finish("star-admm", locals_.copy(), w, ev, test, [() for _ in range(N)],
-                  {"paper": None, "corrected": None}, seconds, config, ("non-private: no privacy guarantee",))
+    F = AgentObjectives.from_parts(parts, loss, regulariser=regulariser, reg_weight=lam / len(parts))
+    evaluator = Evaluator(loss, parts, test, record_every)
+    evaluator.record(0, np.zeros((len(parts), parts[0].d)), np.zeros((len(parts), parts[0].d)))
+    state = star_loop(F, rho=rho, iterations=T, local_step=exact_local_step(beta),
+                      on_round=round_recorder(evaluator, T, progress))
+    config = {"iterations": T, "agents": len(parts), "lam": lam, "rho": rho, "beta": beta, "loss": loss.name,
+              "regulariser": F.regulariser.name, "topology": "star (aggregator)"}
+    return finish("star-admm", "non-private", state.published, state.w, evaluator, test, PrivacyLedger(len(parts)),
+                  None, state.seconds, config, notes=("non-private: no privacy guarantee",))

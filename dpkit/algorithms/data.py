@@ -1,8 +1,7 @@
 """Datasets for the learning algorithms: UCI Adult, a built-in real dataset, synthetic data, LIBSVM/CSV files.
 
 Every loader returns a :class:`Dataset`: a float feature matrix ``X`` (rows = records) and labels
-``y`` in {-1, +1}, already preprocessed the way the seed papers do (Zhang et al. 2018a; seed 000 §4,
-seed 004 §VI-A):
+``y`` in {-1, +1}, already preprocessed the way the papers do (Ding et al. 2020 §5; Huang et al. 2019 §VI-A):
 
 1. drop rows with a missing value (``'?'`` in the Adult files);
 2. one-hot encode the categorical attributes;
@@ -13,24 +12,29 @@ seed 004 §VI-A):
 The scaling constants are computed on the rows that are loaded (as the papers do, before
 splitting); this preprocessing step is *not* private and is not part of any privacy ledger.
 
-Adult variants (``load_adult(directory, variant=...)``), all reconstructions because no paper
-ships its encoder:
+UCI Adult (Becker & Kohavi 1996, CC BY 4.0) ships with dpkit: ``load_adult()`` and
+``load_dataset("adult")`` read the gzip'd copy in ``dpkit/algorithms/datasets/`` (the original
+``adult.data`` and ``adult.test``, byte for byte; see the README there); ``load_adult(directory)``
+reads the two files from a directory instead. Nothing is downloaded.
 
-``"104"`` (seed 004, also used for seed 000)
+Adult variants (``load_adult(variant=...)``), all reconstructions because no paper ships its
+encoder:
+
+``"104"`` (Huang et al. 2019; also used for Ding et al. 2020)
     6 continuous columns + 98 one-hot columns over the categories present after the drop
     (workclass 7, education 16, marital-status 7, occupation 14, relationship 6, race 5, sex 2,
     native-country 41) = 104 columns, 45,222 rows.
-``"105"`` (seed 001)
+``"105"`` (Wang et al. 2020)
     ``"104"`` plus a constant bias column (d = 105). The paper does not say where its 105th
     column comes from; the bias column is our reading.
-``"124"`` (seed 002, LIBSVM ``a9a`` layout)
+``"124"`` (Cheng et al. 2020, LIBSVM ``a9a`` layout)
     Platt's a9a encoding: the six continuous attributes quantised into quantile bins (age 5,
     fnlwgt 5, education-num 5, capital-gain 2, capital-loss 2, hours-per-week 5) plus one-hot
     categoricals (99 columns) = 123 binary columns, plus a bias column = 124. Bin edges are
     quantiles of the loaded rows, so values differ slightly from the a9a file.
 
-Seed 000 reports 41 features for Adult; that encoding cannot be reconstructed from the paper
-(spec 000, F17), so its reproduction uses ``"104"``.
+Ding et al. 2020 report 41 features for Adult; that encoding cannot be reconstructed from the
+paper, so its reproduction uses ``"104"``.
 
 Errors: a missing file raises ``FileNotFoundError`` naming the path; a malformed line raises
 ``ValueError`` naming the file and line number.
@@ -41,9 +45,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import gzip
+import io
 import math
 import os
-from typing import Sequence
+from importlib import resources
+from typing import IO, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -53,6 +60,7 @@ __all__ = [
     "Dataset",
     "ADULT_COLUMNS",
     "ADULT_VARIANTS",
+    "ADULT_PACKAGED",
     "load_adult",
     "load_builtin",
     "make_synthetic",
@@ -150,70 +158,82 @@ def _require_file(path: str) -> None:
         raise FileNotFoundError(f"data file not found: {path!r}")
 
 
-def _read_adult_file(path: str) -> list[list[str]]:
+ADULT_PACKAGED = "dpkit/algorithms/datasets"
+"""Where the packaged copy of UCI Adult lives (``adult.data.gz``, ``adult.test.gz``, ``README.md``)."""
+
+
+def _adult_source(directory: str | None, name: str) -> tuple[str, Callable[[], IO[str]]]:
+    """(label for messages, opener of the text) of one Adult file, packaged or in ``directory``."""
+    if directory is None:
+        resource = resources.files("dpkit.algorithms").joinpath("datasets", name + ".gz")
+        if not resource.is_file():
+            raise FileNotFoundError(f"packaged Adult file not found: {ADULT_PACKAGED}/{name}.gz (a broken install?)")
+        return (f"{ADULT_PACKAGED}/{name}.gz",
+                lambda: io.TextIOWrapper(gzip.GzipFile(fileobj=resource.open("rb")), encoding="utf-8",
+                                         errors="replace", newline=""))
+    path = os.path.join(directory, name)
     _require_file(path)
-    return [list(row) for row in _parse_adult_file(path, os.stat(path).st_mtime_ns)]
+    return path, lambda: open(path, newline="", encoding="utf-8", errors="replace")
 
 
-@functools.lru_cache(maxsize=4)
-def _parse_adult_file(path: str, mtime: int) -> tuple[tuple[str, ...], ...]:
+def _read_adult_lines(label: str, handle: Iterable[str]) -> tuple[tuple[str, ...], ...]:
     rows: list[list[str]] = []
-    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            line = line.strip()
-            if not line or line.startswith("|"):
-                continue  # blank lines and the '|1x3 Cross validator' header of adult.test
-            fields = [field.strip() for field in line.split(",")]
-            if len(fields) != len(ADULT_COLUMNS):
-                raise ValueError(
-                    f"malformed Adult line in {path!r} at line {lineno}: expected {len(ADULT_COLUMNS)} "
-                    f"comma-separated fields, got {len(fields)}"
-                )
-            for name in _ADULT_CONTINUOUS:
-                value = fields[ADULT_COLUMNS.index(name)]
-                if value != "?":
-                    try:
-                        float(value)
-                    except ValueError:
-                        raise ValueError(
-                            f"malformed Adult line in {path!r} at line {lineno}: column {name!r} "
-                            f"is not a number: {value!r}"
-                        ) from None
-            label = fields[-1].rstrip(".")
-            if label not in (">50K", "<=50K"):
-                raise ValueError(
-                    f"malformed Adult line in {path!r} at line {lineno}: income must be '>50K' or '<=50K', "
-                    f"got {fields[-1]!r}"
-                )
-            fields[-1] = label
-            rows.append(fields)
+    for lineno, line in enumerate(handle, start=1):
+        line = line.strip()
+        if not line or line.startswith("|"):
+            continue  # blank lines and the '|1x3 Cross validator' header of the original adult.test
+        fields = [field.strip() for field in line.split(",")]
+        if len(fields) != len(ADULT_COLUMNS):
+            raise ValueError(
+                f"malformed Adult line in {label!r} at line {lineno}: expected {len(ADULT_COLUMNS)} "
+                f"comma-separated fields, got {len(fields)}"
+            )
+        for name in _ADULT_CONTINUOUS:
+            value = fields[ADULT_COLUMNS.index(name)]
+            if value != "?":
+                try:
+                    float(value)
+                except ValueError:
+                    raise ValueError(
+                        f"malformed Adult line in {label!r} at line {lineno}: column {name!r} "
+                        f"is not a number: {value!r}"
+                    ) from None
+        label_value = fields[-1].rstrip(".")
+        if label_value not in (">50K", "<=50K"):
+            raise ValueError(
+                f"malformed Adult line in {label!r} at line {lineno}: income must be '>50K' or '<=50K', "
+                f"got {fields[-1]!r}"
+            )
+        fields[-1] = label_value
+        rows.append(fields)
     if not rows:
-        raise ValueError(f"no records in {path!r}")
+        raise ValueError(f"no records in {label!r}")
     return tuple(tuple(row) for row in rows)
 
 
 def load_adult(
-    directory: str | os.PathLike,
+    directory: str | os.PathLike | None = None,
     variant: str = "104",
     *,
     files: Sequence[str] = ("adult.data", "adult.test"),
     drop_missing: bool | None = None,
 ) -> Dataset:
-    """Load and preprocess UCI Adult from ``directory`` (the files ``adult.data`` and ``adult.test``).
+    """Load and preprocess UCI Adult (Becker & Kohavi 1996): the packaged copy, or ``directory``.
 
     Parameters
     ----------
     directory
-        Folder holding the UCI files (the repository's tests use ``../shared/data/adult``).
+        None (default): the copy that ships with dpkit. Otherwise a folder holding the UCI files
+        ``adult.data`` and ``adult.test``.
     variant
-        ``"104"`` (seed 004/000), ``"105"`` (seed 001: + bias) or ``"124"`` (seed 002: a9a-style bins
-        + bias); see the module docstring.
+        ``"104"`` (Huang et al. 2019, Ding et al. 2020), ``"105"`` (Wang et al. 2020: + bias) or
+        ``"124"`` (Cheng et al. 2020: a9a-style bins + bias); see the module docstring.
     files
         Which of the files to pool (both by default: the papers resample train/test from the pool).
     drop_missing
-        Drop rows with a ``'?'``. Default: True for ``"104"``/``"105"`` (seeds 000, 001, 004),
-        False for ``"124"`` (a9a keeps them, encoding a missing category as all zeros; this is what
-        makes workclass contribute 8 columns and the total 124).
+        Drop rows with a ``'?'``. Default: True for ``"104"``/``"105"``, False for ``"124"`` (a9a
+        keeps them, encoding a missing category as all zeros; this is what makes workclass
+        contribute 8 columns and the total 124).
 
     Returns
     -------
@@ -226,28 +246,42 @@ def load_adult(
         If ``directory`` or a file is missing (the message names the path).
     ValueError
         For an unknown variant or a malformed line (file and line number in the message).
+
+    Examples
+    --------
+    >>> data = load_adult()
+    >>> data.n, data.d, int((data.y > 0).sum())
+    (45222, 104, 11208)
     """
     if variant not in ADULT_VARIANTS:
         raise ValueError(f"variant must be one of {ADULT_VARIANTS}, got variant={variant!r}")
-    directory = os.fspath(directory)
+    if directory is not None:
+        directory = os.fspath(directory)
+        if not os.path.isdir(directory):
+            raise FileNotFoundError(f"Adult data directory not found: {directory!r}")
     if drop_missing is None:
         drop_missing = variant != "124"
-    return _load_adult_cached(directory, variant, tuple(files), bool(drop_missing))
+    files = tuple(files)
+    for name in files:
+        _adult_source(directory, name)  # a missing file raises here, naming it
+    mtimes = tuple(0 if directory is None else os.stat(os.path.join(directory, name)).st_mtime_ns for name in files)
+    return _load_adult_cached(directory, files, mtimes, variant, bool(drop_missing))
 
 
 @functools.lru_cache(maxsize=8)
-def _load_adult_cached(directory: str, variant: str, files: tuple[str, ...], drop_missing: bool) -> Dataset:
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"Adult data directory not found: {directory!r}")
-    rows: list[list[str]] = []
+def _load_adult_cached(directory: str | None, files: tuple[str, ...], mtimes: tuple[int, ...], variant: str,
+                       drop_missing: bool) -> Dataset:
+    rows: list[tuple[str, ...]] = []
     for name in files:
-        rows.extend(_read_adult_file(os.path.join(directory, name)))
+        label, opener = _adult_source(directory, name)
+        with opener() as handle:
+            rows.extend(_read_adult_lines(label, handle))
     if drop_missing:
         rows = [row for row in rows if "?" not in row]
     else:
         rows = [row for row in rows if all(row[ADULT_COLUMNS.index(c)] != "?" for c in _ADULT_CONTINUOUS)]
     if not rows:
-        raise ValueError(f"no complete records in {directory!r}")
+        raise ValueError(f"no complete records in {directory or ADULT_PACKAGED!r}")
     columns = list(zip(*rows))
     y = np.array([1.0 if value == ">50K" else -1.0 for value in columns[-1]])
     blocks: list[np.ndarray] = []
@@ -439,10 +473,18 @@ def load_csv(path: str | os.PathLike, *, label_column: int = -1, header: bool | 
 
 
 def load_dataset(spec: str, *, variant: str = "104", rng: np.random.Generator | int | None = 0) -> Dataset:
-    """Load by a CLI-style name: ``"builtin"``, ``"synthetic"``, a directory (Adult), or a ``.csv`` /
-    LIBSVM file path."""
+    """Load by a CLI-style name: ``"adult"`` (the packaged UCI Adult), ``"builtin"`` (statsmodels' Fair
+    data), ``"synthetic"``, an Adult directory, or a ``.csv`` / LIBSVM file path.
+
+    ``variant`` is the Adult encoding; ``rng`` seeds the synthetic data.
+
+    >>> load_dataset("adult").name
+    'adult[104]'
+    """
     if not isinstance(spec, str) or not spec:
         raise TypeError(f"data must be a non-empty string, got data={spec!r}")
+    if spec == "adult":
+        return load_adult(None, variant)
     if spec == "builtin":
         return load_builtin()
     if spec == "synthetic":
@@ -453,7 +495,8 @@ def load_dataset(spec: str, *, variant: str = "104", rng: np.random.Generator | 
         return load_csv(spec)
     if os.path.isfile(spec):
         return load_libsvm(spec)
-    raise FileNotFoundError(f"data path not found: {spec!r} (expected 'builtin', 'synthetic', an Adult directory or a file)")
+    raise FileNotFoundError(f"data path not found: {spec!r} (expected 'adult', 'builtin', 'synthetic', an Adult "
+                            f"directory or a file)")
 
 
 def train_test_split(

@@ -1,201 +1,244 @@
-"""DP-ADMM (seed 004, Huang et al. 2019, Algorithm 3): linearised ADMM with Gaussian primal perturbation.
+"""DP-ADMM: linearised star ADMM with Gaussian perturbation of every released iterate.
 
-Star topology (agents + an honest-but-curious aggregator). Iteration k, agent i (eqs. 10a–10d, 12a):
+Huang, Hu, Guo, Chan-Tin & Gong, "DP-ADMM: ADMM-based distributed learning with differential
+privacy", IEEE TIFS 14(6), 2019, Algorithm 3. Agents and an honest-but-curious aggregator (star).
+Round k (eqs. 10a–10d, 12a), for every agent i at once:
 
-    g_i^k  = (1/m_i) Σ_j ℓ′(a_ij, b_ij, w̃_i^{k−1}) + (λ/n) R′(w̃_i^{k−1})        (at the *released* point, F4)
-    w_i^k  = (−g_i^k + γ_i^{k−1} + ρ w^{k−1} + w̃_i^{k−1}/η_i^k) / (ρ + 1/η_i^k)    (closed form, vectorised)
-    w̃_i^k  = w_i^k + N(0, σ_{i,k}² I)                                              (released)
+    w_i^k  = w̃_i^{k−1} − ∇F_i^k(w̃_i^{k−1}) / (ρ + 1/η_i^k)      (linearised at the *released* point)
+    w̃_i^k  = w_i^k + N(0, σ_{i,k}² I),  σ_{i,k} = z·Δ_i^k,  Δ_i^k = 2c1/(m_i(ρ + 1/η_i^k))  (Lemma 1)
     w^k    = mean_i w̃_i^k − mean_i γ_i^{k−1}/ρ ;  γ_i^k = γ_i^{k−1} − ρ(w̃_i^k − w^k)
 
-with (Theorem 1, eq. 14) σ_{i,k} = 2c1√(2 ln(1.25/δ)) / (m_i ε (ρ + 1/η_i^k)) — the classical Gaussian
-mechanism on the sensitivity Δ_{i,k} = 2c1/(m_i(ρ + 1/η_i^k)) of Lemma 1 — and step sizes
+(:mod:`dpkit.algorithms.dp_admm_steps` for one round, :func:`dpkit.algorithms.admm.star_loop`
+for the loop). w̃^0 = w^0 = γ^0 = 0 (data-independent). The returned model is the aggregator's
+w^T and each agent's model its last w̃_i^T: post-processing of the released iterates.
 
-    eq. (29), non-smooth (l1 / hinge):  η_i^k = c_w/√(2k) · ((c1 + λc2/n)² + 8dp c1² ln(1.25/δ)/(m_i²ε²))^{-1/2}
-    eq. (34), smooth (l2 + logistic):   η_i^k = (c3 + λc4/n + 4c1√(dp k ln(1.25/δ))/(m_i ε c_w))^{-1}
+Privacy. Every round of every agent is a Gaussian mechanism with noise multiplier σ/Δ = z, the
+same in every round (the paper's "time-varying noise" only follows the sensitivity). Each agent's
+run is the adaptive composition of T such Gaussians, exactly μ-GDP with μ = √T/z (Dong, Roth & Su
+2022, Cor. 3.3); agents hold disjoint records (parallel composition, McSherry 2009, Thm 4). The
+ledger records each draw with its true Lemma-1 sensitivity, so ``guarantee`` is exact in both
+variants.
 
-Privacy (spec 004 §3.4): σ_{i,k}/Δ_{i,k} = √(2 ln(1.25/δ))/ε for every k, so each iteration is the
-same Gaussian mechanism and the total over t iterations is exactly μ-GDP with μ = √t·ε/√(2 ln(1.25/δ)).
-The paper's "Theorem 2" (ε̄ = c0√t ε, c0 unspecified) cannot be implemented: ``guarantees["paper"]``
-is None; ``guarantees["per_iteration"]`` is the paper's Theorem 1 (ε, δ) per step; ``"corrected"`` is
-the tight total (exact GDP, Dong–Roth–Su); ``"zcdp"`` the RDP/zCDP total (ρ = tε²/(4 ln(1.25/δ)),
-CKS conversion).
+Variants
+--------
+``"corrected"`` (default): ``budget`` is the total (ε, δ) of the whole run; z is calibrated by
+:func:`~dpkit.algorithms.budget.calibrate_noise` on T rounds (z = √T/μ). Default, because it is the
+only one that states (and meets) a budget for the run.
 
-``budget="total"`` (default) calibrates the per-step noise multiplier so the tight total meets (ε, δ);
-the per-iteration ε that the paper's formulas (and step sizes) use is then √(2 ln(1.25/δ))/z.
-``budget="per_iteration"`` takes (ε, δ) per step as the paper's experiments do.
+``"paper"``: ``budget`` is the *per-iteration* (ε, δ) of the paper's experiments and z =
+√(2 ln(1.25/δ))/ε (Theorem 1, the classical Gaussian mechanism, valid for ε ≤ 1, δ ≤ 0.01);
+the paper's settings ρ = 0.1, λ/n = 1e-6, T = 100, step sizes eq. (34) with c_w = 89 (l2) or
+eq. (29) with c_w = 23 (l1). ``paper_claim`` carries Theorem 1's per-iteration (ε, δ); the paper's
+total (Theorem 2, ε̄ = c0·√T·ε) has an unspecified constant c0, so it cannot be evaluated.
+c_w (non-private pre-training) and λ/n (non-private cross-validation) are the paper's tuned
+values and are not accounted for.
 
-c_w (23 for l1, 89 for l2) comes from the paper's non-private pre-training and λ/n from
-non-private cross-validation; neither is accounted for (spec 004 flag 8).
+Defaults of the corrected variant (data-independent: functions of n, m_i, d, ε, δ and the
+logistic loss's constants c1 = 1, c3 = 1/4 with ||x|| ≤ 1)
+--------------------------------------------------------------------------------------------
+* agents: 20 (:data:`SPEC`). At a fixed total number of records N, agent i's sensitivity is
+  2c1/(m_i(ρ + 1/η)) ∝ n/N and the aggregate averages n agents' noise, so the noise in w^k grows
+  as √n/N: fewer, larger agents are more accurate (the paper's Figs. 1 and 4 show it). 20 agents
+  keep m_i = 2,000 on Adult's 40,000 training rows; the paper's 100 agents (m_i = 400) stay
+  below 0.82 at ε = 3 within 600 rounds (docs/reproductions/004.md).
+* λ/n = 1/N (the regulariser weighs as much as one record); the paper's 1e-6 came from
+  non-private cross-validation.
+* ρ = 0.1, the paper's penalty (no data involved).
+* step size η = 1/(c3 + c4·λ/n): the largest step the smoothness bound allows, i.e. eq. (34) in
+  the limit of a large c_w (c_w bounds ||w*||; its a-priori bound c1/(λ/n) = N for the l2
+  objective makes the noise term of (34) negligible). With l1, c4 = 0.
+* rounds T = clip(⌈2000·μ⌉, 100, 600) with μ the GDP parameter of the budget (the μ with
+  μ-GDP ⇒ (ε, δ)-DP; 0.27 at (1, 1e-5)): more rounds as the budget grows, since each round
+  costs μ²/T. Measured on Adult: at ε = 1, 300–600 rounds are equally good; at ε = 0.5 more
+  than ~300 rounds lose accuracy; beyond 600 rounds the noise-free iteration no longer improves.
+
+>>> from dpkit.algorithms.budget import Budget
+>>> from dpkit.algorithms.data import make_synthetic
+>>> from dpkit.algorithms.partition import partition
+>>> data = make_synthetic(400, 5, rng=0)
+>>> result = train_dp_admm(partition(data, 4, rng=0), data, budget=Budget(1.0, 1e-5), iterations=20, rng=0)
+>>> result.guarantee.epsilon <= 1.0, result.ledger.draws(0)
+(True, 20)
 """
 
 from __future__ import annotations
 
 import math
-import time
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_rng
-from dpkit.accounting.base import AccountingResult
+from dpkit._validation import check_integer, check_nonnegative, check_positive, check_rng
 from dpkit.accounting.events import GaussianEvent
-from dpkit.accounting.zcdp import zcdp_to_epsilon
-from dpkit.algorithms import privacy as P
-from dpkit.algorithms.admm import _end_round, check_parts, finish, star_aggregate
+from dpkit.algorithms.admm import check_parts, round_recorder, star_loop
+from dpkit.algorithms.budget import Budget, calibrate_noise
 from dpkit.algorithms.data import Dataset
+from dpkit.algorithms.dp_admm_steps import (
+    iteration_epsilon, linearised_step, release_step, run_event, step_mechanisms, step_sensitivity, step_size_eq29,
+    step_size_eq34, theorem1_multiplier,
+)
 from dpkit.algorithms.evaluation import Evaluator
-from dpkit.algorithms.losses import L1, L2, Logistic, empirical_gradient
+from dpkit.algorithms.losses import Logistic, make_regulariser
+from dpkit.algorithms.result import PaperClaim, TrainingResult, finish
+from dpkit.algorithms.solvers import AgentObjectives
+from dpkit.algorithms.spec import AlgorithmSpec
+from dpkit.mechanisms.ledger import PrivacyLedger
 
-__all__ = ["dp_admm", "step_size_eq29", "step_size_eq34", "noise_multiplier", "seed004_guarantees", "PAPER_C_W"]
+__all__ = ["train_dp_admm", "default_iterations", "step_sizes", "theorem1_claim", "PAPER_SETTINGS", "SPEC"]
 
-PAPER_C_W = {"l1": 23.0, "l2": 89.0}
+PAPER_SETTINGS: dict[str, Any] = {"iterations": 100, "rho": 0.1, "lam": 1e-6, "c_w": {"l2": 89.0, "l1": 23.0},
+                                  "step": {"l2": "eq34", "l1": "eq29"}}
+"""Huang et al. 2019 §VI: t = 100, ρ = 0.1, λ/n = 1e-6, c_w = 89 (l2, eq. 34) or 23 (l1, eq. 29)."""
 
-
-def step_size_eq29(k, *, m: int, epsilon: float, delta: float, dp: int, c_w: float, lam_over_n: float,
-                   c1: float = 1.0, c2: float | None = None):
-    """Seed 004 eq. (29) (non-smooth case, Theorem 3); ``k`` may be an array. c2 defaults to √(dp)."""
-    c2 = math.sqrt(dp) if c2 is None else c2
-    G2 = (c1 + lam_over_n * c2) ** 2 + 8.0 * dp * c1**2 * math.log(1.25 / delta) / (m**2 * epsilon**2)
-    return c_w / np.sqrt(2.0 * np.asarray(k, float)) / math.sqrt(G2)
-
-
-def step_size_eq34(k, *, m: int, epsilon: float, delta: float, dp: int, c_w: float, lam_over_n: float,
-                   c1: float = 1.0, c3: float = 0.25, c4: float = 1.0):
-    """Seed 004 eq. (34) (smooth case, Theorem 4); ``k`` may be an array."""
-    k = np.asarray(k, float)
-    return 1.0 / (c3 + lam_over_n * c4 + 4.0 * c1 * np.sqrt(dp * k * math.log(1.25 / delta)) / (m * epsilon * c_w))
+STEPS = ("constant", "eq34", "eq29")
+MIN_ROUNDS, MAX_ROUNDS, ROUNDS_PER_MU = 100, 600, 2000.0
 
 
-def noise_multiplier(epsilon: float, delta: float, iterations: int, budget: str) -> tuple[float, float]:
-    """(z = σ/Δ, per-iteration ε of Theorem 1) for a total or per-iteration budget."""
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_open_unit("delta", delta)
-    L = math.sqrt(2.0 * math.log(1.25 / delta))
-    if budget == "per_iteration":
-        return L / epsilon, epsilon
-    if budget == "total":
-        z = P.gaussian_total_sigma(epsilon, delta, iterations)
-        return z, L / z
-    raise ValueError(f"budget must be 'total' or 'per_iteration', got budget={budget!r}")
+def default_iterations(budget: Budget) -> int:
+    """Rounds of the corrected variant: clip(⌈2000·μ⌉, 100, 600), μ the GDP parameter of ``budget``
+    (1/z for one Gaussian of multiplier z calibrated to the budget).
+
+    >>> default_iterations(Budget(1.0, 1e-5)), default_iterations(Budget(3.0, 1e-5))
+    (537, 600)
+    """
+    mu = 1.0 / calibrate_noise(lambda z: GaussianEvent(z), budget).parameter
+    return int(min(MAX_ROUNDS, max(MIN_ROUNDS, math.ceil(ROUNDS_PER_MU * mu))))
 
 
-def seed004_guarantees(ledgers, delta: float, eps_iter: float, method: str) -> dict[str, AccountingResult | None]:
-    """Paper (None: no total is given), per-iteration Theorem 1, tight GDP total and zCDP total."""
-    eps_iter = float(eps_iter)
-    per_iter = AccountingResult(
-        epsilon=eps_iter, delta=delta, accountant="paper-per-iteration", neighbouring=P.REPLACE_ONE,
-        method=method, is_upper_bound=bool(eps_iter <= 1.0 and delta <= 0.01),
-        notes=("per iteration only; the paper's Theorem 2 total (c0*sqrt(t)*eps) has no c0",)
-        + (() if eps_iter <= 1.0 and delta <= 0.01 else ("outside Theorem 1's range (eps <= 1, delta <= 0.01)",)),
-    )
-    rho = max(P.ledger_rho(entries)[0] for entries in ledgers)
-    zcdp = AccountingResult(
-        epsilon=zcdp_to_epsilon(rho, delta), delta=delta, accountant="zcdp", neighbouring=P.REPLACE_ONE,
-        method="Gaussian zCDP/RDP composition (Bun & Steinke 2016 Prop. 1.6; Mironov 2017) + CKS 2020 Prop. 12",
-        notes=(f"rho={rho:.6g}",),
-    )
-    return {"paper": None, "per_iteration": per_iter, "corrected": P.compose_gaussians_exact(ledgers, delta), "zcdp": zcdp}
+def step_sizes(step: str, sizes: Sequence[float], iterations: int, *, noise_multiplier: float, delta: float,
+               d: int, lam: float, c_w: float | None, regulariser: str, c1: float = 1.0,
+               c3: float = 0.25) -> np.ndarray:
+    """``(N, T)`` step sizes η_i^k.
+
+    ``"constant"``: 1/(c3 + c4·λ/n) (c4 = 1 for l2, 0 for l1); ``"eq34"`` / ``"eq29"``: Huang et al.
+    2019 eqs. (34) / (29) at the per-iteration ε = √(2 ln(1.25/δ))/z that Theorem 1 assigns to the
+    noise multiplier z (:func:`~dpkit.algorithms.dp_admm_steps.iteration_epsilon`).
+    """
+    c4 = 1.0 if regulariser == "l2" else 0.0
+    n = len(sizes)
+    if step == "constant":
+        return np.full((n, iterations), 1.0 / (c3 + c4 * lam))
+    ks = np.arange(1, iterations + 1)
+    eps_it = iteration_epsilon(noise_multiplier, delta)
+    rule = step_size_eq34 if step == "eq34" else step_size_eq29
+    extra = {"c3": c3, "c4": c4} if step == "eq34" else {}
+    return np.stack([rule(ks, m=m, epsilon=eps_it, delta=delta, dp=d, c_w=c_w, lam=lam, c1=c1, **extra) for m in sizes])
 
 
-def dp_admm(
-    parts: Sequence[Dataset],
-    *,
-    epsilon: float,
-    delta: float = 1e-5,
-    iterations: int = 100,
-    rho: float = 0.1,
-    lam_over_n: float = 1e-6,
-    regulariser: str = "l2",
-    loss=None,
-    schedule: str = "auto",
-    c_w: float | None = None,
-    budget: str = "total",
-    test: Dataset | None = None,
-    rng: np.random.Generator | int | None = 0,
-    record_every: int = 1,
-    progress: Callable[[int, int], None] | None = None,
-):
-    """Run DP-ADMM (seed 004 Algorithm 3). See the module docstring.
+def theorem1_claim(noise_multiplier: float, delta: float) -> PaperClaim:
+    """The paper's claim for a run with noise multiplier z: Theorem 1's per-iteration (ε, δ) with
+    ε = √(2 ln(1.25/δ))/z (valid for ε ≤ 1, δ ≤ 0.01); the run's total is not stated."""
+    eps_it = iteration_epsilon(noise_multiplier, delta)
+    valid = eps_it <= 1.0 and delta <= 0.01
+    notes = ("a per-iteration claim: each of the T released iterates is (eps, delta)-DP; the paper's total over T "
+             "iterations (Theorem 2, c0*sqrt(T)*eps) has no value for c0, so the run's total is the ledger's "
+             "guarantee",)
+    if not valid:
+        notes += ("outside Theorem 1's range (eps <= 1, delta <= 0.01)",)
+    return PaperClaim(eps_it, delta, "Huang et al. 2019, Theorem 1 (eq. 14), per iteration", valid, notes)
+
+
+def train_dp_admm(
+    parts: Sequence[Dataset], test: Dataset | None = None, graph: Any = None, *, budget: Budget,
+    iterations: int | None = None, variant: str = "corrected", rng: np.random.Generator | int | None = None,
+    progress: Callable[[int, int], None] | None = None, rho: float | None = None, lam: float | None = None,
+    regulariser: str = "l2", step: str | None = None, c_w: float | None = None, record_every: int | None = None,
+) -> TrainingResult:
+    """Run DP-ADMM (Huang et al. 2019, Algorithm 3); see the module docstring.
 
     Parameters
     ----------
     parts
-        One Dataset per agent (n agents).
-    epsilon, delta
-        Budget: total over ``iterations`` (``budget="total"``) or per iteration (``"per_iteration"``).
-    rho
-        ADMM penalty ρ (paper: 0.1).
-    lam_over_n
-        λ/n (paper: 1e-6).
+        One dataset per agent (rows with ||x|| ≤ 1, labels ±1).
+    test
+        Held-out data, used only to score the returned model.
+    graph
+        Must be None (star topology: agents and an aggregator).
+    budget
+        ``"corrected"``: total (ε, δ) of the run; ``"paper"``: per-iteration (ε, δ).
+    iterations
+        Rounds T (None: :func:`default_iterations` / the paper's 100).
+    variant
+        ``"corrected"`` or ``"paper"``.
+    rho, lam
+        ADMM penalty ρ and per-agent regulariser weight λ/n (None: the variant's default).
     regulariser
         ``"l2"`` (½||w||², eq. 39) or ``"l1"`` (||w||₁ with sgn, eq. 38).
-    schedule
-        ``"eq29"``, ``"eq34"`` or ``"auto"`` (eq. 34 when loss and regulariser are smooth).
+    step
+        ``"constant"``, ``"eq34"`` or ``"eq29"`` (None: ``"constant"`` / the paper's rule).
     c_w
-        ||w*|| bound in the step sizes (default: the paper's 23 for l1, 89 for l2).
+        The ||w*|| bound of eqs. (29) and (34) (None: the paper's 89 or 23; unused by ``"constant"``).
+    record_every
+        Record the history every this many rounds (None: about 50 records).
     """
     parts = check_parts(parts)
+    if graph is not None:
+        raise ValueError("graph must be None: DP-ADMM runs on a star (agents and an aggregator)")
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, got budget={budget!r}")
+    if variant not in SPEC.variants:
+        raise ValueError(f"variant must be one of {SPEC.variants}, got variant={variant!r}")
+    reg = make_regulariser(regulariser)
+    paper = variant == "paper"
+    sizes = [p.n for p in parts]
+    n, d, total = len(parts), parts[0].d, sum(sizes)
+    rho = check_positive("rho", PAPER_SETTINGS["rho"] if rho is None else rho)
+    lam = check_nonnegative("lam", (PAPER_SETTINGS["lam"] if paper else 1.0 / total) if lam is None else lam)
+    step = (PAPER_SETTINGS["step"][regulariser] if paper else "constant") if step is None else step
+    if step not in STEPS:
+        raise ValueError(f"step must be one of {STEPS}, got step={step!r}")
+    if step == "eq34" and regulariser != "l2":
+        raise ValueError("step 'eq34' (Theorem 4) needs the smooth l2 regulariser; use 'eq29' or 'constant'")
+    c_w = check_positive("c_w", PAPER_SETTINGS["c_w"][regulariser] if c_w is None else c_w)
+    if iterations is None:
+        iterations = PAPER_SETTINGS["iterations"] if paper else default_iterations(budget)
     T = check_integer("iterations", iterations, minimum=1)
-    rho = check_positive("rho", rho)
-    lam_over_n = check_nonnegative("lam_over_n", lam_over_n)
-    if regulariser not in ("l1", "l2"):
-        raise ValueError(f"regulariser must be 'l1' or 'l2', got regulariser={regulariser!r}")
-    reg = L2() if regulariser == "l2" else L1()
-    loss = loss or Logistic()
-    c_w = PAPER_C_W[regulariser] if c_w is None else check_positive("c_w", c_w)
-    if schedule == "auto":
-        schedule = "eq34" if (reg.smooth and loss.smooth) else "eq29"
-    if schedule not in ("eq29", "eq34"):
-        raise ValueError(f"schedule must be 'eq29', 'eq34' or 'auto', got schedule={schedule!r}")
-    if schedule == "eq34" and not (reg.smooth and loss.smooth):
-        raise ValueError("schedule eq34 (Theorem 4) needs a smooth loss and regulariser; use eq29")
-    z, eps_it = noise_multiplier(epsilon, delta, T, budget)
+    loss = Logistic()
+
+    def etas_for(z: float) -> np.ndarray:
+        return step_sizes(step, sizes, T, noise_multiplier=z, delta=budget.delta, d=d, lam=lam, c_w=c_w,
+                          regulariser=regulariser, c1=loss.c1, c3=loss.c3)
+
+    if paper:
+        z = theorem1_multiplier(budget.epsilon, budget.delta)
+    else:
+        z = calibrate_noise(lambda z: run_event(z, step_sensitivity(sizes[0], rho, etas_for(z)[0], loss.c1)), budget,
+                            lower=1.0, upper=100.0).parameter
+    etas = etas_for(z)
     gen = check_rng(rng)
-    n, d = len(parts), parts[0].d
-    sizes = np.array([p.n for p in parts], float)
-    c1 = loss.c1
-    ks = np.arange(1, T + 1)
-    etas = np.empty((n, T))
-    for i, m in enumerate(sizes):
-        if schedule == "eq29":
-            etas[i] = step_size_eq29(ks, m=m, epsilon=eps_it, delta=delta, dp=d, c_w=c_w, lam_over_n=lam_over_n, c1=c1)
-        else:
-            etas[i] = step_size_eq34(ks, m=m, epsilon=eps_it, delta=delta, dp=d, c_w=c_w, lam_over_n=lam_over_n,
-                                     c1=c1, c3=loss.c3, c4=1.0)
-    sens = 2.0 * c1 / (sizes[:, None] * (rho + 1.0 / etas))  # Lemma 1, (n, T)
-    sigmas = z * sens                                       # Theorem 1 / eq. (14) when budget is per-iteration
-    stacked = len(set(sizes)) == 1
-    if stacked:
-        Xs = np.stack([p.X for p in parts])
-        ys = np.stack([p.y for p in parts])
-    w = np.zeros(d)
-    sent = np.zeros((n, d))
-    gammas = np.zeros((n, d))
-    ev = Evaluator(loss, parts, test, record_every)
-    ev.record(0, sent, gammas)
-    start = time.perf_counter()
-    for k in range(T):
-        if stacked:
-            g = empirical_gradient(loss, sent, Xs, ys)
-        else:
-            g = np.stack([empirical_gradient(loss, sent[i], p.X, p.y) for i, p in enumerate(parts)])
-        g = g + lam_over_n * reg.gradient(sent)
-        inv_eta = (1.0 / etas[:, k])[:, None]
-        local = (-g + gammas + rho * w + sent * inv_eta) / (rho + inv_eta)
-        sent = local + gen.standard_normal((n, d)) * sigmas[:, k][:, None]
-        w, gammas = star_aggregate(sent, gammas, rho)
-        _end_round(ev, k + 1, T, sent, gammas, progress)
-    seconds = time.perf_counter() - start
-    ledgers = [[(GaussianEvent(float(sigmas[i, k]), float(sens[i, k])), 1) for k in range(T)] for i in range(n)]
-    guarantees = seed004_guarantees(ledgers, delta, eps_it,
-                                    "seed 004 Thm 1: classical Gaussian mechanism sigma = Delta sqrt(2 ln(1.25/delta))/eps per iteration")
-    config = {"iterations": T, "agents": n, "rho": rho, "lam_over_n": lam_over_n, "regulariser": regulariser,
-              "loss": loss.name, "schedule": schedule, "c_w": c_w, "budget": budget, "noise_multiplier": z,
-              "epsilon_per_iteration": eps_it, "delta_per_iteration": delta,
-              "eta_first_last": [float(etas[0, 0]), float(etas[0, -1])],
-              "sigma_first_last": [float(sigmas[0, 0]), float(sigmas[0, -1])]}
-    notes = ["epsilon_paper is null: the paper's Theorem 2 gives no constant c0 (spec 004 §3.4)",
-             "c_w and lambda/n come from non-private tuning in the paper and are not accounted (spec 004 flag 8)"]
-    if eps_it > 1.0:
-        notes.append(f"per-iteration epsilon {eps_it:.3g} > 1: outside Theorem 1; the total is still exact (GDP)")
-    return finish("dp-admm", sent.copy(), w, ev, test, ledgers, guarantees, seconds, config, notes)
+    ledger = PrivacyLedger(n, neighbouring=budget.neighbouring)
+    F = AgentObjectives.from_parts(parts, loss, regulariser=reg, reg_weight=lam)
+    every = max(1, T // 50) if record_every is None else check_integer("record_every", record_every, minimum=1)
+    evaluator = Evaluator(loss, parts, test, every)
+    evaluator.record(0, np.zeros((n, d)), np.zeros((n, d)))
+
+    def local_step(k: int, objective: AgentObjectives, previous: np.ndarray) -> tuple[np.ndarray, float]:
+        return linearised_step(objective, previous, etas[:, k]), 0.0
+
+    def publish(k: int, local: np.ndarray) -> np.ndarray:
+        return release_step(local, step_mechanisms(sizes, rho, etas[:, k], z, loss.c1), rng=gen, ledger=ledger)
+
+    state = star_loop(F, rho=rho, iterations=T, local_step=local_step, publish=publish,
+                      on_round=round_recorder(evaluator, T, progress))
+    sens = step_sensitivity(np.asarray(sizes, float)[:, None], rho, etas, loss.c1)
+    config = {
+        "iterations": T, "agents": n, "records": total, "rho": rho, "lam": lam, "regulariser": regulariser,
+        "loss": loss.name, "step": step, "c_w": c_w if step != "constant" else None, "noise_multiplier": z,
+        "epsilon_per_iteration": iteration_epsilon(z, budget.delta), "budget": budget.to_dict(),
+        "budget_meaning": "per iteration (Theorem 1)" if paper else "total over the run",
+        "eta_first_last": [float(etas[0, 0]), float(etas[0, -1])],
+        "sigma_first_last": [float(z * sens[0, 0]), float(z * sens[0, -1])],
+        "defaults": ("Huang et al. 2019 Sec. VI (rho, lam, c_w tuned non-privately in the paper)" if paper else
+                     "rho = 0.1 (paper); lam = 1/N; eta = 1/(c3 + c4*lam); T = clip(ceil(2000*mu), 100, 600)"),
+    }
+    notes = ("c_w and lam/n are the paper's non-privately tuned values; their tuning is not accounted",) \
+        if paper else ()
+    return finish("dp-admm", variant, state.published, state.w, evaluator, test, ledger, budget.delta, state.seconds,
+                  config, paper_claim=theorem1_claim(z, budget.delta), notes=notes)
+
+
+SPEC = AlgorithmSpec(
+    name="dp-admm", runner=train_dp_admm, topology="star", agents=20, n_train=40_000, delta=1e-5,
+    description="DP-ADMM: linearised star ADMM with Gaussian-perturbed iterates (Huang et al., IEEE TIFS 2019)",
+    options=("rho", "lam", "regulariser", "step", "c_w", "record_every"),
+)

@@ -7,7 +7,8 @@ algorithm runs:
     t (0 = initial point).
 ``empirical_risk``
     (1/N) Σ_i (1/|D_i|) Σ_n ℓ(y θ_iᵀx) of each agent's current (released) model on its own data,
-    without regulariser or clipping (seed 000 §4 "average training loss"; seed 004 §5.3 "empirical loss").
+    without regulariser or clipping (Ding et al. 2020 §5 "average training loss"; Huang et al. 2019
+    §VI "empirical loss").
 ``consensus_gap``
     max_i ||θ_i − θ̄||₂ with θ̄ the average of the agents' models.
 ``dual_sum``
@@ -25,7 +26,7 @@ import numpy as np
 from dpkit.algorithms.data import Dataset
 from dpkit.algorithms.losses import empirical_value
 
-__all__ = ["accuracy", "accuracies", "empirical_risk", "consensus_gap", "Evaluator"]
+__all__ = ["accuracy", "accuracies", "majority_accuracy", "empirical_risk", "consensus_gap", "Evaluator"]
 
 
 def accuracy(theta: np.ndarray, data: Dataset) -> float:
@@ -38,6 +39,16 @@ def accuracies(thetas: np.ndarray, data: Dataset) -> np.ndarray:
     """:func:`accuracy` of each row of ``thetas`` (one matrix product)."""
     pred = np.where(data.X @ np.asarray(thetas, float).T >= 0.0, 1.0, -1.0)
     return np.mean(pred == data.y[:, None], axis=0)
+
+
+def majority_accuracy(data: Dataset) -> float:
+    """Accuracy of the constant predictor of ``data``'s more frequent label (the floor a model must beat).
+
+    >>> majority_accuracy(Dataset(np.zeros((4, 1)), [1, -1, -1, -1]))
+    0.75
+    """
+    positive = float(np.mean(data.y > 0))
+    return max(positive, 1.0 - positive)
 
 
 def empirical_risk(loss, thetas: np.ndarray, parts: Sequence[Dataset]) -> float:

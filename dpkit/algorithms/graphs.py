@@ -2,13 +2,13 @@
 
 A :class:`Graph` wraps a symmetric boolean adjacency matrix with an empty diagonal. Every
 constructor validates the result: a graph that is not undirected, has self-loops or is not
-connected raises ``ValueError`` (seed 000 §1.1 requires a connected undirected graph; ADMM
+connected raises ``ValueError`` (Ding et al. 2020 §1.1 require a connected undirected graph; ADMM
 does not reach consensus otherwise). ``Graph.neighbours[i]`` is the sorted neighbour list
 𝓑_i and ``Graph.degrees[i]`` is |𝓑_i|.
 
 Constructors: :func:`ring`, :func:`complete`, :func:`star`, :func:`random_connected`
 (random spanning tree plus random extra edges up to ``n_edges``), :func:`from_adjacency`.
-Seed 004's star topology with an aggregator is not a peer graph (the aggregator is not an agent);
+Huang et al. 2019's star topology with an aggregator is not a peer graph (the aggregator is not an agent);
 :mod:`dpkit.algorithms.admm` implements it directly.
 """
 

@@ -1,168 +1,306 @@
-"""IPP-ADMM (seed 000, Ding et al., Algorithm 2): PP-ADMM with SVT-gated broadcasts, at most c per agent.
+"""IPP-ADMM: PP-ADMM whose broadcasts are gated by the sparse vector technique, at most c per agent.
 
-Per iteration t, agent i (while it has broadcast fewer than c times):
+Ding, Wang, Liang, Bi & Pan, CIKM 2020, Algorithm 2. Round t, agent i: compute the approximate
+local minimiser θ̂ as in PP-ADMM (:mod:`dpkit.algorithms.pp_admm`), then
 
-1. b_i1 ~ N(0, σ_i1² I); θ̂ = 𝒪(𝓛_per, β) as in PP-ADMM;
-2. quality q = Clip[f_i(θ_i^t)] − Clip[f_i(θ̂)], with each per-sample loss clipped at C_loss and the
-   regulariser left out, so q ∈ [−C_loss, C_loss] and its sensitivity is ≤ 2C_loss by range (spec 000 F8);
-3. if q + Lap(4cC_loss/ε₂) ≥ α̂ (⊤): release θ_i^{t+1} = θ̂ + b_i2 and broadcast; else (⊥) keep θ_i^t;
-4. a neighbour that did not broadcast keeps its last value, so both ends of an edge use the same
-   values and Σ_i λ_i stays 0; λ_i^{t+1} = λ_i^t + (η/2) Σ_j (θ_i^{t+1} − θ_j^{t+1}).
+* quality q = Clip[f_i](θ_i^t) − Clip[f_i](θ̂): the decrease of the local mean loss, each record's
+  loss clipped at C_loss, from the agent's last published value to θ̂ (:func:`quality_scores`;
+  the regulariser is left out, so the clip bounds every record's term);
+* if q + Lap(query scale) ≥ α + Lap(threshold scale) (⊤, threshold noise drawn once per agent,
+  Lyu, Su & Li 2017, Alg. 1) publish θ_i^{t+1} = θ̂ + b_i2; else (⊥) keep θ_i^t. After the c-th
+  ⊤ the agent never publishes again (Alg. 2 line 10);
+* neighbours that did not publish keep their last value (eqs. 18–20); the dual step uses the
+  published values, so Σ_i λ_i stays 0.
 
-Switches for the flagged points of spec 000 §3.5:
+The gate and the release of agent i are one :class:`~dpkit.mechanisms.sparse_vector.GatedRelease`
+(:func:`gate_mechanisms`, :func:`publish_gated`), opened once per agent: its event, the SVT's
+(ε₁ + ε₂)-DP event composed with c releases, is recorded when the agent starts, because the number
+of ⊤ answers is data-dependent and only its cap c is not.
 
-``threshold_scale`` (F9)
-    ``"paper"``: α̂ = α + Lap(2cC_loss/ε₁) (Alg. 2); ``"lyu"``: Lap(2C_loss/ε₁) (Lyu et al. 2017, Alg. 1).
-``threshold_once`` (F9)
-    True: α̂ drawn once per agent before the loop (Lyu; the text's "a noisy threshold");
-    False: redrawn every round (Alg. 2 read literally). The SVT guarantee then does not apply and the
-    corrected accounting charges every comparison as a Laplace mechanism (ε₂/(2c) each, T of them).
-``sigma1_uses`` (F6)
-    ``"epsilon_i3"`` (Alg. 1, the text) or ``"epsilon_i1"`` (Alg. 2 line 6 literally). The corrected
-    accounting always uses the σ_i1 actually drawn, so the literal reading simply costs more ε.
-``sensitivity_factor`` (F5), ``paper_rho`` (F1)
-    as in :mod:`dpkit.algorithms.pp_admm`.
-``fresh_release`` (F10)
-    True: after ⊤, redraw b_i1 and re-solve, so the released point is independent of the SVT
-    decision; the objective steps that only feed the SVT query are its internal randomness (covered by
-    ε₁ + ε₂), and the corrected ledger has c objective steps. False (paper): the released θ̂ is the one
-    the SVT saw; the corrected ledger then charges the objective step in all T rounds.
+Query sensitivity (:func:`quality_sensitivity`). Conditionally on the published history, replacing
+one record changes the clipped loss at the public θ_i^t by ≤ C_loss/|D_i| and the clipped loss at
+θ̂ by ≤ C_loss/|D_i| + ‖θ̂_D − θ̂_D′‖ (the clipped logistic loss is 1-Lipschitz in the margin and
+‖x‖ ≤ 1), so Δ_q = 2C_loss/|D_i| + Δ_i with Δ_i the release sensitivity (corrected: 2(c₁/|D_i| + β)/μ_i;
+paper, given the exact perturbed minimiser θ̃: 2β/μ_i). The paper's Lemma 4.2 states 2C_loss:
+its proof drops the 1/|D_i| factor and holds θ̂ fixed; the bound holds only by the clip's range.
 
-Budget (F12: the paper gives no split): ``svt_fraction`` of the total zCDP budget pays the SVT
-(ε₁ + ε₂ = √(2·svt_fraction·ρ), ε₁:ε₂ = 1:(2c)^{2/3}); the rest is spread over c releases. The paper's
-guarantee is Theorem 4.1: ρ' = (ε₁+ε₂)²/2 + c(ρ_i1 + ρ_i2). The ledger records the worst case c
-releases (the number of releases is data-dependent); the actual counts are in ``config["broadcasts"]``.
+Variants
+--------
+``"corrected"`` (default). No objective perturbation; the Gaussian multiplier z = σ_i2/Δ_i is
+calibrated on the whole planned run of one agent — the SVT event at ε_SVT = :data:`SVT_SHARE`·ε
+(ε₁ : ε₂ = 1 : (2c)^{2/3}, Lyu et al. §4.2) composed with c Gaussian releases — by the tightest
+accountant. The SVT is charged its pure ε₁ + ε₂; the Rényi-DP analysis of SVT (Zhu & Wang 2020)
+would charge less but is not available in dpkit yet.
+
+``"paper"``: the paper's pipeline (:func:`~dpkit.algorithms.pp_admm.paper_parameters` with c
+releases and an SVT share of ρ_total — the paper gives none, :data:`PAPER_IPP` records ours), Alg. 2's
+noise scales Lap(2cC_loss/ε₁) and Lap(4cC_loss/ε₂) (sensitivity 2C_loss of Lemma 4.2), b_i1 in
+every round (the SVT query needs θ̂ every round), σ_i1 with ε_i3 (Alg. 2 line 6 writes ε_i1, a typo).
+The ledger records the SVT at the true sensitivity (the same noise, so smaller effective ε₁, ε₂)
+and b_i2 at 2β/μ_i. ``paper_claim`` is Theorem 4.1: ρ' = (ε₁+ε₂)²/2 + c(ε_i1²/(4 ln 1/δ_i1) + ρ_i2).
+
+Defaults of the corrected variant (data-independent)
+----------------------------------------------------
+* ``cap`` c = :data:`~dpkit.algorithms.pp_admm.ROUNDS` releases and ``iterations`` T = 2c (the
+  paper's c/T = 15/30): the same number of releases as PP-ADMM's default, twice the rounds;
+* ``clip`` C_loss = 2 and ``alpha`` α = 1e-3 (the paper's, Figs. 3 and 4);
+* η, λ̂, β as in PP-ADMM; ``svt_share`` = :data:`SVT_SHARE`.
+
+Examples
+--------
+>>> from dpkit.algorithms.budget import Budget
+>>> from dpkit.algorithms.data import make_synthetic
+>>> from dpkit.algorithms.graphs import ring
+>>> from dpkit.algorithms.partition import partition
+>>> data = make_synthetic(2000, 3, rng=0)
+>>> result = train_ipp_admm(partition(data, 4, rng=0), ring(4), budget=Budget(1.0, 1e-5), cap=3, iterations=6, rng=0)
+>>> result.guarantee.epsilon <= 1.0, max(result.config["broadcasts"]) <= 3
+(True, True)
 """
 
 from __future__ import annotations
 
-import time
-from typing import Callable, Sequence
+import math
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dpkit._validation import check_integer, check_positive, check_rng, check_real
-from dpkit.algorithms.admm import _end_round, decentralised_dual_update, finish
+from dpkit._validation import check_finite, check_integer, check_positive, check_rng, check_unit_interval
+from dpkit.accounting.calibration import CalibrationResult
+from dpkit.accounting.events import PrivacyEvent
+from dpkit.algorithms.admm import decentralised_loop, round_recorder
+from dpkit.algorithms.budget import Budget, calibrate_noise
 from dpkit.algorithms.data import Dataset
 from dpkit.algorithms.evaluation import Evaluator
 from dpkit.algorithms.graphs import Graph
-from dpkit.algorithms.losses import empirical_value
-from dpkit.algorithms.pp_admm import _objective_step, _setup, seed000_guarantees, seed000_parameters
+from dpkit.algorithms.losses import Logistic, empirical_value
+from dpkit.algorithms.pp_admm import (
+    AGENTS,
+    LAMBDA,
+    NOISE_STD,
+    PAPER_SETTING,
+    ROUNDS,
+    _check_common,
+    default_beta,
+    default_eta,
+    local_objectives,
+    paper_claim,
+    paper_mechanisms,
+    paper_parameters,
+    release_mechanisms,
+    release_sensitivity,
+)
+from dpkit.algorithms.result import TrainingResult, finish
+from dpkit.algorithms.spec import AlgorithmSpec
+from dpkit.mechanisms.gaussian import GaussianMechanism
+from dpkit.mechanisms.ledger import PrivacyLedger
+from dpkit.mechanisms.sparse_vector import GatedRelease, GatedReleaseRun, SparseVector, svt_budget_split
 
-__all__ = ["ipp_admm"]
+__all__ = [
+    "SVT_SHARE", "PAPER_IPP", "CLIP", "ALPHA", "quality_scores", "quality_sensitivity", "gate_mechanisms", "paper_gate",
+    "calibrate_multiplier", "publish_gated", "train_ipp_admm", "SPEC",
+]
+
+SVT_SHARE = 0.1
+"""Corrected variant: fraction of ε given to the SVT (ε₁ + ε₂ = SVT_SHARE·ε)."""
+PAPER_IPP = {"cap": 15, "clip": 2.0, "alpha": 1e-3, "svt_fraction": 0.1}
+"""Paper variant: c, C_loss, α (Ding et al. 2020, §5) and the SVT's share of ρ_total (not given by the paper)."""
+CLIP = 2.0
+"""Default loss clip C_loss (Ding et al. 2020, Fig. 3)."""
+ALPHA = 1e-3
+"""Default SVT threshold α (Ding et al. 2020, Fig. 4)."""
 
 
-def ipp_admm(
-    parts: Sequence[Dataset],
-    graph: Graph,
-    *,
-    epsilon: float,
-    delta: float = 1e-4,
-    iterations: int = 30,
-    cap: int = 15,
-    eta: float = 0.5,
-    beta: float = 10 ** -3.5,
-    clip: float = 2.0,
-    alpha: float = 1e-3,
-    accounting: str = "paper",
-    svt_fraction: float = 0.1,
-    splits: float = 0.001,
-    epsilon3_ratio: float = 0.99,
-    delta_i1: float = 1e-4,
-    lam: float | None = None,
-    sensitivity_factor: float = 1.0,
-    paper_rho: str = "theorem",
-    threshold_scale: str = "paper",
-    threshold_once: bool = True,
-    sigma1_uses: str = "epsilon_i3",
-    fresh_release: bool | None = None,
-    loss=None,
-    test: Dataset | None = None,
-    rng: np.random.Generator | int | None = 0,
-    solver: str = "newton",
-    record_every: int = 1,
-    progress: Callable[[int, int], None] | None = None,
-):
-    """Run IPP-ADMM (seed 000 Algorithm 2) with a total budget (ε, δ); see the module docstring.
-
-    ``cap`` is c (< T, Theorem 4.1), ``clip`` is C_loss, ``alpha`` the SVT threshold α.
-    ``fresh_release`` defaults to False under ``accounting="paper"`` and True under ``"corrected"``.
-    """
-    parts, loss, sizes, degrees = _setup(parts, graph, epsilon, delta, iterations, eta, beta, loss)
-    T = int(iterations)
-    cap = check_integer("cap", cap, minimum=1)
-    if cap >= T:
-        raise ValueError(f"cap must be < iterations={T} (seed 000 Thm 4.1), got cap={cap}")
+def quality_scores(parts: Sequence[Dataset], previous: np.ndarray, candidates: np.ndarray, clip: float,
+                   loss=None) -> np.ndarray:
+    """q_i = mean_n min(ℓ, C)(θ_i^t) − mean_n min(ℓ, C)(θ̂_i) for every agent (Ding et al. 2020, Alg. 2 line 9)."""
+    loss = loss or Logistic()
     clip = check_positive("clip", clip)
-    alpha = check_real("alpha", alpha)
-    if threshold_scale not in ("paper", "lyu"):
-        raise ValueError(f"threshold_scale must be 'paper' or 'lyu', got threshold_scale={threshold_scale!r}")
-    if not 0.0 < svt_fraction < 1.0:
-        raise ValueError(f"svt_fraction must be in (0, 1), got svt_fraction={svt_fraction}")
-    if fresh_release is None:
-        fresh_release = accounting == "corrected"
+    return np.array([float(empirical_value(loss, previous[i], p.X, p.y, clip) -
+                           empirical_value(loss, candidates[i], p.X, p.y, clip)) for i, p in enumerate(parts)])
+
+
+def quality_sensitivity(n_samples: int, clip: float, release_sensitivity: float) -> float:
+    """Δ_q = 2C_loss/|D_i| + Δ_i (module docstring), rounded up.
+
+    >>> round(quality_sensitivity(100, 2.0, 0.01), 12)
+    0.05
+    """
+    n_samples = check_integer("n_samples", n_samples, minimum=1)
+    return math.nextafter(2.0 * check_positive("clip", clip) / n_samples + check_positive(
+        "release_sensitivity", release_sensitivity), math.inf)
+
+
+def gate_mechanisms(releases: Sequence[GaussianMechanism], sizes: Sequence[int], *, epsilon_svt: float, cap: int,
+                    clip: float, alpha: float) -> list[GatedRelease]:
+    """Agent i's gated release (corrected variant): an SVT with ε₁ + ε₂ = ``epsilon_svt`` (Lyu's split
+    and noise) on queries of sensitivity :func:`quality_sensitivity`, releasing through ``releases[i]``
+    (whose sensitivity is Δ_i)."""
+    eps1, eps2 = svt_budget_split(epsilon_svt, cap)
+    return [GatedRelease(SparseVector(eps1, eps2, threshold=alpha, cutoff=cap,
+                                      sensitivity=quality_sensitivity(m, clip, rel.sensitivity)), rel)
+            for rel, m in zip(releases, sizes)]
+
+
+def paper_gate(epsilon_svt: float, cap: int, n_samples: int, clip: float, release_sensitivity: float,
+               alpha: float) -> SparseVector:
+    """Agent i's SVT under the paper's calibration (Ding et al. 2020, Alg. 2 line 9).
+
+    Noise Lap(2cC_loss/ε₁) on the threshold and Lap(4cC_loss/ε₂) on each query (Lemma 4.2's
+    sensitivity 2C_loss, ε₁ : ε₂ = 1 : (2c)^{2/3}); the mechanism is recorded at the true
+    sensitivity Δ_q of :func:`quality_sensitivity`, i.e. with the effective budgets ε·Δ_q/(2C_loss)
+    that give exactly these noise scales.
+
+    >>> gate = paper_gate(1.0, 15, 7000, 2.0, 0.01, 1e-3)
+    >>> round(gate.query_scale, 6), round(gate.threshold_scale, 4)
+    (132.42893, 639.2936)
+    """
+    eps1, eps2 = svt_budget_split(epsilon_svt, cap)
+    true = quality_sensitivity(n_samples, clip, release_sensitivity)
+    scale = true / (2.0 * clip)
+    return SparseVector(eps1 * scale, eps2 * scale, threshold=alpha, cutoff=cap, sensitivity=true,
+                        threshold_noise="ding")
+
+
+def _run_event(noise_multiplier: float, epsilon_svt: float, cap: int) -> PrivacyEvent:
+    # One agent's gated run; the SVT's event does not depend on its sensitivity, the Gaussian's only on σ/Δ.
+    gaussian = GaussianMechanism(sigma=noise_multiplier, sensitivity=1.0)
+    return gate_mechanisms([gaussian], [1], epsilon_svt=epsilon_svt, cap=cap, clip=1.0, alpha=0.0)[0].event
+
+
+def calibrate_multiplier(budget: Budget, cap: int, svt_share: float = SVT_SHARE) -> CalibrationResult:
+    """The smallest z = σ_i2/Δ_i for which the SVT at ``svt_share``·ε plus ``cap`` releases meet ``budget``."""
+    svt_share = check_unit_interval("svt_share", svt_share, include_zero=False, include_one=False)
+    cap = check_integer("cap", cap, minimum=1)
+    return calibrate_noise(lambda z: _run_event(z, svt_share * budget.epsilon, cap), budget, lower=0.1, upper=100.0)
+
+
+def publish_gated(runs: Sequence[GatedReleaseRun], quality: np.ndarray, solutions: np.ndarray,
+                  previous: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """One round of gated broadcasts (Alg. 2 lines 9–16): agent i publishes its run's release of θ̂_i
+    on ⊤, else keeps θ_i^t. Returns the published values and the agents that published."""
+    out = np.array(previous, float, copy=True)
+    sent = []
+    for i, run in enumerate(runs):
+        released = run.step(float(quality[i]), solutions[i])
+        if released is not None:
+            out[i] = released
+            sent.append(i)
+    return out, sent
+
+
+def train_ipp_admm(
+    parts: Sequence[Dataset], graph: Graph, *, budget: Budget, variant: str = "corrected",
+    iterations: int | None = None, test: Dataset | None = None, rng: np.random.Generator | int | None = 0,
+    progress: Callable[[int, int], None] | None = None, cap: int | None = None, eta: float | None = None,
+    lam: float | None = None, beta: float | None = None, clip: float | None = None, alpha: float | None = None,
+    svt_share: float | None = None, noise_std: float | None = None,
+) -> TrainingResult:
+    """Train IPP-ADMM (module docstring) and return a :class:`~dpkit.algorithms.result.TrainingResult`.
+
+    Parameters
+    ----------
+    budget, variant, iterations, eta, lam, beta, noise_std
+        As in :func:`~dpkit.algorithms.pp_admm.train_pp_admm` (T defaults to 2c corrected, 30 paper).
+    cap
+        c, the most broadcasts per agent (< T; None: ROUNDS corrected, 15 paper).
+    clip, alpha
+        C_loss and the SVT threshold α.
+    svt_share
+        Corrected: the SVT's fraction of ε (None: :data:`SVT_SHARE`).
+    """
+    parts = _check_common(parts, graph, budget, variant)
+    paper = variant == "paper"
     gen = check_rng(rng)
+    loss = Logistic()
     N, d = len(parts), parts[0].d
-    K = cap if fresh_release else T
-    params = seed000_parameters(
-        epsilon, delta, sizes=sizes, degrees=degrees, iterations=T, eta=eta, beta=beta, accounting=accounting,
-        releases=cap, objective_steps=K, svt_fraction=svt_fraction, cap=cap, splits=splits,
-        epsilon3_ratio=epsilon3_ratio, delta_i1=delta_i1, lam=lam, c1=loss.c1, c3=loss.c3,
-        sensitivity_factor=sensitivity_factor, sigma1_uses=sigma1_uses,
-    )
-    sens = 2.0 * clip  # Lemma 4.2, by the range of the clipped loss averages
-    thr_scale = (2.0 * cap * clip if threshold_scale == "paper" else 2.0 * clip) / params.epsilon_1
-    query_scale = 4.0 * cap * clip / params.epsilon_2
-    step = _objective_step(parts, graph, loss, params, eta, beta, solver, gen)
-    thetas = np.zeros((N, d))
-    duals = np.zeros((N, d))
-    counts = np.zeros(N, dtype=int)
-    broadcast_log: list[list[int]] = []
-    thresholds = alpha + gen.laplace(0.0, thr_scale, N)
-    ev = Evaluator(loss, parts, test, record_every)
-    ev.record(0, thetas, duals)
-    max_grad = 0.0
-    start = time.perf_counter()
-    for t in range(T):
-        new = thetas.copy()
-        sent = []
-        for i in range(N):
-            if counts[i] >= cap:
-                continue  # after the c-th ⊤ the agent never broadcasts again (Alg. 2 line 10)
-            res = step(i, thetas, duals)
-            max_grad = max(max_grad, res.grad_norm)
-            X, y = parts[i].X, parts[i].y
-            q = float(empirical_value(loss, thetas[i], X, y, clip) - empirical_value(loss, res.theta, X, y, clip))
-            threshold = thresholds[i] if threshold_once else alpha + gen.laplace(0.0, thr_scale)
-            if q + gen.laplace(0.0, query_scale) >= threshold:
-                counts[i] += 1
-                if fresh_release:
-                    res = step(i, thetas, duals)
-                    max_grad = max(max_grad, res.grad_norm)
-                new[i] = res.theta + gen.normal(0.0, params.sigma2[i], d)
-                sent.append(i)
-        broadcast_log.append(sent)
-        thetas = new
-        duals = decentralised_dual_update(duals, thetas, graph, eta)
-        _end_round(ev, t + 1, T, thetas, duals, progress)
-    seconds = time.perf_counter() - start
-    if threshold_once:
-        svt = (sens / thr_scale, sens * 2 * cap / query_scale, cap)  # effective (ε₁, ε₂) of the noise used
-        ledgers, guarantees = seed000_guarantees(params, sizes=sizes, beta=beta, c1=loss.c1, c3=loss.c3,
-                                                 paper_rho=paper_rho, svt=svt)
+    sizes = [p.n for p in parts]
+    degrees = [int(g) for g in graph.degrees]
+    cap = check_integer("cap", cap if cap is not None else (PAPER_IPP["cap"] if paper else ROUNDS), minimum=1)
+    T = check_integer("iterations", iterations if iterations is not None else
+                      (PAPER_SETTING["iterations"] if paper else 2 * cap), minimum=1)
+    if cap >= T:
+        raise ValueError(f"cap must be < iterations={T} (Ding et al. 2020, Thm 4.1), got cap={cap}")
+    beta = check_positive("beta", beta if beta is not None else
+                          (PAPER_SETTING["beta"] if paper else default_beta(sizes, loss.c1)))
+    clip = check_positive("clip", clip if clip is not None else CLIP)
+    alpha = check_finite("alpha", alpha if alpha is not None else ALPHA)
+    ledger = PrivacyLedger(N, neighbouring=budget.neighbouring)
+    config: dict[str, Any] = {"iterations": T, "cap": cap, "agents": N, "beta": beta, "clip": clip,
+                              "alpha": alpha, "budget": budget.to_dict(), "graph": graph.to_dict(), "loss": loss.name}
+    perturb = None
+    claim = None
+    if paper:
+        if lam is not None or svt_share is not None or noise_std is not None:
+            raise ValueError("lam, svt_share and noise_std apply to the corrected variant only")
+        eta = check_positive("eta", eta if eta is not None else PAPER_SETTING["eta"])
+        params = paper_parameters(budget.epsilon, budget.delta, sizes=sizes, degrees=degrees, releases=cap, eta=eta,
+                                  beta=beta, splits=PAPER_SETTING["splits"],
+                                  epsilon3_ratio=PAPER_SETTING["epsilon3_ratio"], delta_i1=PAPER_SETTING["delta_i1"],
+                                  svt_fraction=PAPER_IPP["svt_fraction"], c3=loss.c3)
+        lam = params.lam_hat
+        objective_mechs, output_mechs = paper_mechanisms(params, sizes, beta, loss.c1, loss.c3)
+        eps_svt = math.sqrt(2.0 * params.rho_svt)
+        gates = [GatedRelease(paper_gate(eps_svt, cap, m, clip, rel.sensitivity, alpha), rel)
+                 for m, rel in zip(sizes, output_mechs)]
+        eps1, eps2 = svt_budget_split(eps_svt, cap)
+        zeros = np.zeros(d)
+
+        def perturb(t: int) -> np.ndarray:
+            return np.stack([m.release(zeros, rng=gen, ledger=ledger, agent=i) for i, m in enumerate(objective_mechs)])
+
+        claim = paper_claim(params, svt_epsilon=eps1 + eps2)
+        config.update({"parameters": params.to_dict(), "epsilon_svt": eps1 + eps2,
+                       "svt_fraction": PAPER_IPP["svt_fraction"]})
     else:
-        ledgers, guarantees = seed000_guarantees(params, sizes=sizes, beta=beta, c1=loss.c1, c3=loss.c3,
-                                                 paper_rho=paper_rho, per_query_epsilon=sens / query_scale, queries=T)
-    config = {"iterations": T, "agents": N, "cap": cap, "eta": eta, "beta": beta, "clip": clip, "alpha": alpha,
-              "graph": graph.to_dict(), "loss": loss.name, "svt_fraction": svt_fraction, "splits": splits,
-              "threshold_scale": threshold_scale, "threshold_once": threshold_once, "sigma1_uses": sigma1_uses,
-              "fresh_release": fresh_release, "paper_rho": paper_rho, "solver": solver, "max_grad_norm": max_grad,
-              "broadcasts": counts.tolist(), "broadcast_rounds": broadcast_log, "parameters": params.to_dict(),
-              "threshold_noise_scale": thr_scale, "query_noise_scale": query_scale}
-    notes = [f"noise calibrated by the {accounting} accounting",
-             "guarantees['paper'] reproduces seed 000 Thm 4.1 and is not a valid bound (spec 000 F1, F4, F5, F10-F12)",
-             "ledger counts the worst case of c releases per agent; actual counts in config['broadcasts']",
-             "svt_fraction (share of the budget for the SVT) is our choice: the paper gives none (F12)"]
-    if not threshold_once:
-        notes.append("threshold redrawn every round (F9): corrected accounting charges each comparison as Laplace")
-    return finish("ipp-admm", thetas, thetas.mean(axis=0), ev, test, ledgers, guarantees, seconds, config, notes)
+        lam = check_positive("lam", lam if lam is not None else LAMBDA)
+        svt_share = check_unit_interval("svt_share", svt_share if svt_share is not None else SVT_SHARE,
+                                        include_zero=False, include_one=False)
+        calibration = calibrate_multiplier(budget, cap, svt_share)
+        z = float(calibration.parameter)
+        noise_std = check_positive("noise_std", noise_std if noise_std is not None else NOISE_STD)
+        eta = check_positive("eta", eta if eta is not None else default_eta(z, sizes, degrees, beta, loss.c1, noise_std))
+        mu = local_objectives(parts, lam, loss).with_terms(kappa=2.0 * eta * graph.degrees.astype(float)).mu
+        output_mechs = release_mechanisms(sizes, [float(u) for u in mu], beta, z, loss.c1)
+        gates = gate_mechanisms(output_mechs, sizes, epsilon_svt=svt_share * budget.epsilon, cap=cap, clip=clip,
+                                alpha=alpha)
+        config.update({"noise_multiplier": z, "calibrated_epsilon": float(calibration.epsilon), "svt_share": svt_share,
+                       "sensitivity": [m.sensitivity for m in output_mechs], "sigma": [m.sigma for m in output_mechs],
+                       "sigma_objective": 0.0})
+    config.update({"lam": lam, "eta": eta})
+    config["query_sensitivity"] = [g.gate.sensitivity for g in gates]
+    config["svt_noise_scales"] = [[g.gate.threshold_scale, g.gate.query_scale] for g in gates]
+    F = local_objectives(parts, lam, loss)
+    runs = [gate.open(rng=gen, ledger=ledger, agent=i) for i, gate in enumerate(gates)]
+    rounds: list[list[int]] = []
+
+    def publish(t: int, solutions: np.ndarray, previous: np.ndarray) -> np.ndarray:
+        out, sent = publish_gated(runs, quality_scores(parts, previous, solutions, clip, loss), solutions, previous)
+        rounds.append(sent)
+        return out
+
+    evaluator = Evaluator(loss, parts, test, max(1, T // 50))
+    evaluator.record(0, np.zeros((N, d)), np.zeros((N, d)))
+    state = decentralised_loop(F, graph, eta=eta, iterations=T, beta=beta, theta0=np.zeros((N, d)), perturb=perturb,
+                               publish=publish, on_round=round_recorder(evaluator, T, progress))
+    config.update({"max_grad_norm": state.max_grad_norm, "broadcasts": [run.releases for run in runs],
+                   "broadcast_rounds": rounds})
+    notes = ("model: average of the agents' last published values",
+             "each agent's ledger entry covers c releases (the cap), whatever the number of broadcasts",
+             "the SVT is charged its pure epsilon1 + epsilon2 (a Renyi-DP SVT analysis would charge less)")
+    return finish("ipp-admm", variant, state.published, state.published.mean(axis=0), evaluator, test, ledger,
+                  budget.delta, state.seconds, config, paper_claim=claim, notes=notes)
+
+
+def _runner(parts: Sequence[Dataset], test: Dataset | None, graph: Graph, *, budget: Budget, iterations: int | None,
+            variant: str, rng: np.random.Generator, progress: Callable[[int, int], None] | None,
+            **options: Any) -> TrainingResult:
+    return train_ipp_admm(parts, graph, budget=budget, variant=variant, iterations=iterations, test=test, rng=rng,
+                          progress=progress, **options)
+
+
+SPEC = AlgorithmSpec(
+    name="ipp-admm", runner=_runner, topology="graph", agents=AGENTS, n_train=35_000, delta=1e-5,
+    description="PP-ADMM with sparse-vector-gated broadcasts (Ding et al. 2020, CIKM, Alg. 2)",
+    options=("cap", "eta", "lam", "beta", "clip", "alpha", "svt_share", "noise_std"),
+)

@@ -6,7 +6,7 @@ A loss object has ``value(z)``, ``derivative(z)`` (ℓ′, a subgradient for the
 * ``c1`` ≥ sup |ℓ′(z)| (gradient bound; with ||x|| ≤ 1 the per-example gradient norm is ≤ c1),
 * ``c3`` ≥ sup ℓ″(z) (smoothness; ``inf`` for the non-smooth hinge).
 
-Seed 000 calls the smoothness constant c₁ (𝓛″ ≤ c_1 = 1/4); seed 004 calls the gradient bound c1
+Ding et al. 2020 call the smoothness constant c₁ (𝓛″ ≤ c_1 = 1/4); Huang et al. 2019 call the gradient bound c1
 and the smoothness c3. :func:`empirical_value`, :func:`empirical_gradient` and
 :func:`empirical_hessian` give the average over a dataset of ℓ(y θᵀx), also for a stack of
 agents' models at once (``theta`` of shape ``(N, d)`` with data ``(N, m, d)``).

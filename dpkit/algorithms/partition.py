@@ -1,7 +1,7 @@
 """Split a dataset across N agents (seeded), equally or with given sizes.
 
-The seed papers divide the training set uniformly at random into N groups of equal size
-(seed 000 §5: |D_i| = 35000/N; seed 004 §VI-A: m_i = 40000/n). :func:`partition` returns one
+The papers divide the training set uniformly at random into N groups of equal size
+(Ding et al. 2020 §5: |D_i| = 35000/N; Huang et al. 2019 §VI-A: m_i = 40000/n). :func:`partition` returns one
 :class:`~dpkit.algorithms.data.Dataset` per agent, in agent order.
 """
 

@@ -1,20 +1,12 @@
-"""The result of a training run: models, history, privacy ledger and guarantees.
+"""The one result type of every training run: model, history, ledger and guarantees.
 
-:class:`TrainingResult` is a frozen dataclass. ``ledger`` holds, for every agent, the ordered
-``(event, count)`` pairs it spent (events of :mod:`dpkit.accounting.events`); privacy is per agent
-(each agent's records are disjoint, other agents see agent i's data only through its broadcasts),
-so the run's guarantee is the maximum over agents (seed 000 Lemma 3.2).
-
-``guarantees`` maps an accounting name to an :class:`~dpkit.accounting.base.AccountingResult` or
-``None``:
-
-``"paper"``
-    what the paper's own theorems give for this run (reproduction only; may not be a valid bound —
-    its ``notes`` and ``is_upper_bound`` say so), ``None`` when the paper states no total;
-``"corrected"``
-    a valid upper bound (the method field names the analysis).
-
-``to_dict()`` gives a JSON-ready dictionary (ledgers of agents with identical event lists are grouped).
+``guarantee`` is computed by :class:`~dpkit.accounting.tightest.TightestAccountant` from the
+run's :class:`~dpkit.mechanisms.ledger.PrivacyLedger` (what the mechanisms drew) and covers the
+returned ``model`` and ``models``: they are post-processing of the released values.
+``paper_claim`` is what the paper's own theorem says of the run, a separately labelled
+:class:`PaperClaim`, never an accountant's result (it may not be a valid bound).
+``extra_guarantees`` hold further accountant results over named sub-ledgers (e.g. a label-only
+guarantee), each labelled by its key.
 """
 
 from __future__ import annotations
@@ -26,11 +18,44 @@ from typing import Any
 import numpy as np
 
 from dpkit.accounting.base import AccountingResult
-from dpkit.accounting.events import PrivacyEvent
+from dpkit.accounting.tightest import TightestAccountant
+from dpkit.algorithms.data import Dataset
+from dpkit.algorithms.evaluation import Evaluator, accuracies, accuracy
+from dpkit.mechanisms.ledger import PrivacyLedger
 
-__all__ = ["TrainingResult", "Ledger"]
+__all__ = ["PaperClaim", "TrainingResult", "account", "finish"]
 
-Ledger = tuple[tuple[tuple[PrivacyEvent, int], ...], ...]
+
+@dataclasses.dataclass(frozen=True)
+class PaperClaim:
+    """What a paper's own analysis claims for a run (reproduction only).
+
+    Attributes
+    ----------
+    epsilon
+        The claimed ε (None where the paper states no total).
+    delta
+        The claimed δ.
+    rule
+        The theorem or equation the number comes from, with the paper.
+    valid
+        Whether the claim is a valid upper bound for what the run drew (the ledger's
+        guarantee says what is).
+    notes
+        Why it is or is not valid.
+    """
+
+    epsilon: float | None
+    delta: float
+    rule: str
+    valid: bool
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["notes"] = list(self.notes)
+        out["epsilon"] = _plain(self.epsilon)
+        return out
 
 
 def _plain(value: Any) -> Any:
@@ -39,7 +64,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (np.floating, float)):
         v = float(value)
         return v if math.isfinite(v) else None
-    if isinstance(value, (np.integer,)):
+    if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -50,86 +75,110 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def account(ledger: PrivacyLedger, delta: float) -> AccountingResult | None:
+    """The tightest certified ε at ``delta`` of everything ``ledger`` recorded (None if empty)."""
+    event = ledger.event()
+    if event is None:
+        return None
+    return TightestAccountant(ledger.neighbouring).compose(event).get_epsilon(delta)
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainingResult:
-    """Outcome of one run of a (private) distributed learning algorithm.
+    """Outcome of one run of a (private) learning algorithm.
 
     Attributes
     ----------
     algorithm
         Registry name (``"admm"``, ``"pp-admm"``, ...).
+    variant
+        ``"corrected"`` (noise calibrated by dpkit's accountants), ``"paper"`` (the paper's own
+        calibration) or ``"non-private"``.
     models
         ``(N, d)``: each agent's final public model.
     model
-        The model evaluated as the run's output (the agents' average; seed 004: the aggregator's w).
+        The returned model (post-processing of released values).
     history
         Per-iteration record (:class:`~dpkit.algorithms.evaluation.Evaluator`).
     ledger
-        Per agent, the ``(event, count)`` pairs spent.
-    guarantees
-        ``{"paper": AccountingResult | None, "corrected": AccountingResult | None}``.
-    accuracy
-        Test accuracy of ``model`` (None without a test set).
-    agent_accuracies
-        Test accuracy of each agent's model.
+        What the mechanisms drew, per agent.
+    guarantee
+        The tightest accountant's (ε, δ) over ``ledger``; None for a non-private run.
+    paper_claim
+        The paper's own claim, labelled; None where there is no paper claim.
+    extra_guarantees
+        Named further guarantees, each an accountant's result over a sub-ledger.
+    accuracy, agent_accuracies
+        Test accuracy of ``model`` and of each agent's model (None/() without a test set).
     seconds
         Wall time of the training loop.
     config
-        The parameters of the run (budgets, noise scales, hyperparameters, seed).
+        Every parameter of the run (budgets, calibrated noise scales, hyperparameters and
+        where each default came from).
     notes
-        Caveats (approximations, paper rules used, switches).
+        Caveats.
     """
 
     algorithm: str
+    variant: str
     models: np.ndarray
     model: np.ndarray
     history: dict[str, list[float]]
-    ledger: Ledger
-    guarantees: dict[str, AccountingResult | None]
+    ledger: PrivacyLedger
+    guarantee: AccountingResult | None
+    paper_claim: PaperClaim | None
     accuracy: float | None
     agent_accuracies: tuple[float, ...]
     seconds: float
     config: dict[str, Any]
     notes: tuple[str, ...] = ()
+    extra_guarantees: dict[str, AccountingResult] = dataclasses.field(default_factory=dict)
+
+    @property
+    def epsilon(self) -> float | None:
+        """The ledger's certified ε (None for a non-private run)."""
+        return None if self.guarantee is None else self.guarantee.epsilon
 
     @property
     def epsilon_paper(self) -> float | None:
-        g = self.guarantees.get("paper")
-        return None if g is None else g.epsilon
-
-    @property
-    def epsilon_corrected(self) -> float | None:
-        g = self.guarantees.get("corrected")
-        return None if g is None else g.epsilon
-
-    def ledger_groups(self) -> list[dict[str, Any]]:
-        """Agents with identical ledgers grouped: ``[{"agents": [...], "events": [[event_dict, count], ...]}]``."""
-        groups: dict[str, dict[str, Any]] = {}
-        for agent, entries in enumerate(self.ledger):
-            events = [[e.to_dict(), int(c)] for e, c in entries]
-            key = repr(events)
-            groups.setdefault(key, {"agents": [], "events": events})["agents"].append(agent)
-        return list(groups.values())
+        """The paper's claimed ε (None without a claim)."""
+        return None if self.paper_claim is None else self.paper_claim.epsilon
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
-        delta = None
-        corrected = self.guarantees.get("corrected")
-        if corrected is not None:
-            delta = corrected.delta
         return {
             "algorithm": self.algorithm,
+            "variant": self.variant,
             "accuracy": self.accuracy,
             "agent_accuracies": list(self.agent_accuracies),
-            "epsilon_paper": self.epsilon_paper,
-            "epsilon_corrected": self.epsilon_corrected,
-            "delta": delta,
+            "epsilon_paper": _plain(self.epsilon_paper),
+            "epsilon_corrected": _plain(self.epsilon),
+            "delta": None if self.guarantee is None else self.guarantee.delta,
             "iterations": self.config.get("iterations"),
             "seconds": self.seconds,
-            "guarantees": {k: (None if v is None else v.to_dict()) for k, v in self.guarantees.items()},
-            "ledger": self.ledger_groups(),
+            "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+            "paper_claim": None if self.paper_claim is None else self.paper_claim.to_dict(),
+            "extra_guarantees": {k: v.to_dict() for k, v in self.extra_guarantees.items()},
+            "ledger": self.ledger.to_dict(),
             "model": _plain(self.model),
             "history": _plain(self.history),
             "config": _plain(self.config),
             "notes": list(self.notes),
         }
+
+
+def finish(
+    algorithm: str, variant: str, models: np.ndarray, model: np.ndarray, evaluator: Evaluator,
+    test: Dataset | None, ledger: PrivacyLedger, delta: float | None, seconds: float, config: dict[str, Any], *,
+    paper_claim: PaperClaim | None = None, notes: tuple[str, ...] = (),
+    extra_guarantees: dict[str, AccountingResult] | None = None,
+) -> TrainingResult:
+    """Assemble a :class:`TrainingResult`: account ``ledger`` at ``delta`` and score ``model`` on ``test``."""
+    guarantee = None if delta is None else account(ledger, delta)
+    return TrainingResult(
+        algorithm=algorithm, variant=variant, models=np.asarray(models), model=np.asarray(model),
+        history=evaluator.history, ledger=ledger, guarantee=guarantee, paper_claim=paper_claim,
+        accuracy=None if test is None else accuracy(model, test),
+        agent_accuracies=() if test is None else tuple(float(a) for a in accuracies(models, test)),
+        seconds=seconds, config=dict(config), notes=tuple(notes), extra_guarantees=dict(extra_guarantees or {}),
+    )

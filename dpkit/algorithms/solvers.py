@@ -1,153 +1,196 @@
-"""Local solvers: minimise an agent's strongly convex subproblem to a gradient-norm tolerance β.
+"""The local solver: every agent's strongly convex subproblem, minimised at once to ||∇|| ≤ β.
 
-Every ADMM variant in dpkit asks an agent to (approximately) minimise a
-:class:`LocalObjective`
+Every ADMM variant in dpkit asks each agent i to (approximately) minimise
 
-    F(θ) = (1/m) Σ_n ℓ(y_n θᵀx_n) + w_R R(θ) + aᵀθ + (κ/2) ||θ − c||²,
+    F_i(θ) = Σ_n w_in ℓ(y_in θᵀx_in) + r_i R(θ) + a_iᵀθ + (κ_i/2) ||θ − c_i||²,
 
-which covers
+with w_in = 1/|D_i| (the local average), which covers the local steps of
 
-* seed 000 eq. (3)/(5): w_R = λ̂/N, a = 2λ_i (+ b_i1), κ = 2η|𝓑_i|, c = mean_j ½(θ_i^t + θ_j^t);
-* seed 004 Alg. 1/2 line 4: w_R = λ/n, a = −γ_i, κ = ρ, c = w^{k−1}.
+* Ding et al. 2020 (PP-/IPP-ADMM) eqs. (3) and (5): r = λ̂/N, a = 2λ_i (+ b_i1), κ = 2η|𝓑_i|,
+  c = mean_j ½(θ_i^t + θ_j^t);
+* Zhang & Zhu 2016 (DVP) eq. (13) and Wang et al. 2020 eq. (14): the same decentralised form;
+* Huang et al. 2019 (DP-ADMM/ADMM-PVP) Alg. 1 line 4: r = λ/n, a = −γ_i, κ = ρ, c = w^{k−1}.
 
-Its strong-convexity modulus is ``mu = w_R·μ_R + κ`` (μ_R = 1 for ½||θ||²).
+:class:`AgentObjectives` holds the N subproblems as stacked arrays (agents with fewer records are
+padded with zero-weight rows), so one damped Newton iteration (Armijo backtracking per agent) is a
+few batched matrix products. The strong-convexity modulus μ_i = r_i μ_R + κ_i is what the privacy
+analyses use (an approximate minimiser θ̂ with ||∇F(θ̂)|| ≤ β is within β/μ_i of the exact one).
 
-:func:`solve` returns a :class:`SolveResult` with the point, the **achieved** gradient norm
-||∇F(θ̂)||₂ (always ≤ β on success: the optimizer 𝒪(F, β) of seed 000 §2.1) and the number of
-iterations. Methods: ``"newton"`` (damped Newton with Armijo backtracking; d ≤ a few hundred) and
-``"lbfgs"`` (scipy.optimize L-BFGS-B with gtol = β/√d, finished by Newton steps if the 2-norm is
-still above β). A solver that cannot reach β in ``max_iter`` steps raises ``RuntimeError`` rather
-than return a point that breaks the privacy analysis (σ_i2 assumes ||∇F(θ̂)|| ≤ β).
+:func:`solve` reports the **achieved** gradient norms (≤ β on success: the optimizer 𝒪(F, β) of
+Ding et al. §3.1) and raises ``RuntimeError`` rather than return a point that breaks a privacy
+analysis that assumes ||∇F(θ̂)|| ≤ β.
+
+>>> import numpy as np
+>>> from dpkit.algorithms.losses import Logistic
+>>> X = np.array([[[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]]]); y = np.array([[1.0, -1.0, 1.0]])
+>>> F = AgentObjectives.from_arrays(X, y, Logistic(), reg_weight=0.1)
+>>> result = solve(F, np.zeros((1, 2)), 1e-10)
+>>> bool(result.grad_norms.max() <= 1e-10)
+True
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Sequence
 
 import numpy as np
-import scipy.optimize
 
 from dpkit._validation import check_integer, check_positive
-from dpkit.algorithms.losses import L2, empirical_gradient, empirical_hessian, empirical_value
+from dpkit.algorithms.data import Dataset
+from dpkit.algorithms.losses import L2
 
-__all__ = ["LocalObjective", "SolveResult", "solve"]
+__all__ = ["AgentObjectives", "SolveResult", "solve"]
 
 
 @dataclasses.dataclass(frozen=True)
-class LocalObjective:
-    """F(θ) = mean ℓ(y θᵀx) + reg_weight·R(θ) + linearᵀθ + (kappa/2)||θ − center||² (see module docstring)."""
+class AgentObjectives:
+    """N local objectives F_i (see the module docstring) as stacked arrays.
+
+    Attributes
+    ----------
+    X, y, weights
+        ``(N, m, d)``, ``(N, m)``, ``(N, m)``: records, labels in {−1, +1} and their weights.
+    loss, regulariser
+        Margin loss and regulariser objects of :mod:`dpkit.algorithms.losses`.
+    reg_weight, kappa
+        ``(N,)``: r_i and κ_i.
+    linear, center
+        ``(N, d)``: a_i and c_i.
+    """
 
     X: np.ndarray
     y: np.ndarray
+    weights: np.ndarray
     loss: object
-    regulariser: object = dataclasses.field(default_factory=L2)
-    reg_weight: float = 0.0
-    linear: np.ndarray | None = None
-    kappa: float = 0.0
-    center: np.ndarray | None = None
+    regulariser: object
+    reg_weight: np.ndarray
+    linear: np.ndarray
+    kappa: np.ndarray
+    center: np.ndarray
+
+    @classmethod
+    def from_arrays(cls, X: np.ndarray, y: np.ndarray, loss, *, regulariser=None, reg_weight: float = 0.0,
+                    weights: np.ndarray | None = None) -> "AgentObjectives":
+        """Objectives without linear or proximal terms from stacked data (equal weights by default)."""
+        X = np.asarray(X, float)
+        y = np.asarray(y, float)
+        if X.ndim != 3 or y.shape != X.shape[:2]:
+            raise ValueError(f"X must have shape (N, m, d) and y (N, m), got {X.shape} and {y.shape}")
+        N, m, d = X.shape
+        weights = np.full((N, m), 1.0 / m) if weights is None else np.asarray(weights, float)
+        return cls(X, y, weights, loss, regulariser or L2(), np.full(N, float(reg_weight)),
+                   np.zeros((N, d)), np.zeros(N), np.zeros((N, d)))
+
+    @classmethod
+    def from_parts(cls, parts: Sequence[Dataset], loss, *, regulariser=None, reg_weight: float = 0.0) -> "AgentObjectives":
+        """One objective per agent's dataset; smaller datasets are padded with zero-weight rows."""
+        m = max(p.n for p in parts)
+        d = parts[0].d
+        X = np.zeros((len(parts), m, d))
+        y = np.ones((len(parts), m))
+        weights = np.zeros((len(parts), m))
+        for i, part in enumerate(parts):
+            X[i, : part.n], y[i, : part.n], weights[i, : part.n] = part.X, part.y, 1.0 / part.n
+        return cls.from_arrays(X, y, loss, regulariser=regulariser, reg_weight=reg_weight, weights=weights)
 
     @property
-    def mu(self) -> float:
-        """Strong-convexity modulus reg_weight·μ_R + κ (a lower bound; the loss adds ≥ 0)."""
+    def agents(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def mu(self) -> np.ndarray:
+        """``(N,)`` strong-convexity moduli r_i μ_R + κ_i (lower bounds; the loss adds ≥ 0)."""
         return self.reg_weight * self.regulariser.strong_convexity + self.kappa
 
-    def value(self, theta: np.ndarray) -> float:
-        v = float(empirical_value(self.loss, theta, self.X, self.y)) + self.reg_weight * float(self.regulariser.value(theta))
-        if self.linear is not None:
-            v += float(self.linear @ theta)
-        if self.kappa:
-            c = 0.0 if self.center is None else self.center
-            v += 0.5 * self.kappa * float(np.sum((theta - c) ** 2))
-        return v
+    def with_terms(self, *, linear: np.ndarray | None = None, kappa: np.ndarray | float | None = None,
+                   center: np.ndarray | None = None) -> "AgentObjectives":
+        """A copy with new linear term a, proximal weight κ and/or centre c."""
+        changes = {}
+        if linear is not None:
+            changes["linear"] = np.asarray(linear, float)
+        if kappa is not None:
+            changes["kappa"] = np.broadcast_to(np.asarray(kappa, float), (self.agents,)).copy()
+        if center is not None:
+            changes["center"] = np.asarray(center, float)
+        return dataclasses.replace(self, **changes)
+
+    def _margins(self, theta: np.ndarray) -> np.ndarray:
+        return self.y * np.matmul(self.X, theta[:, :, None])[..., 0]
+
+    def value(self, theta: np.ndarray) -> np.ndarray:
+        """``(N,)`` values F_i(θ_i) for ``theta`` of shape ``(N, d)``."""
+        data = np.sum(self.weights * self.loss.value(self._margins(theta)), axis=1)
+        prox = 0.5 * self.kappa * np.sum((theta - self.center) ** 2, axis=1)
+        return data + self.reg_weight * self.regulariser.value(theta) + np.sum(self.linear * theta, axis=1) + prox
 
     def gradient(self, theta: np.ndarray) -> np.ndarray:
-        g = empirical_gradient(self.loss, theta, self.X, self.y) + self.reg_weight * self.regulariser.gradient(theta)
-        if self.linear is not None:
-            g = g + self.linear
-        if self.kappa:
-            c = 0.0 if self.center is None else self.center
-            g = g + self.kappa * (theta - c)
-        return g
+        """``(N, d)`` gradients ∇F_i(θ_i)."""
+        coef = self.weights * self.y * self.loss.derivative(self._margins(theta))
+        data = np.matmul(coef[:, None, :], self.X)[:, 0, :]
+        return (data + self.reg_weight[:, None] * self.regulariser.gradient(theta) + self.linear
+                + self.kappa[:, None] * (theta - self.center))
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
-        H = empirical_hessian(self.loss, theta, self.X, self.y)
-        H[np.diag_indices_from(H)] += self.reg_weight * self.regulariser.hessian_diag(theta) + self.kappa
+        """``(N, d, d)`` Hessians."""
+        coef = self.weights * self.loss.second(self._margins(theta))
+        H = np.matmul(np.swapaxes(self.X, 1, 2) * coef[:, None, :], self.X)
+        diag = self.reg_weight[:, None] * self.regulariser.hessian_diag(theta) + self.kappa[:, None]
+        idx = np.arange(H.shape[1])
+        H[:, idx, idx] += diag
         return H
 
 
 @dataclasses.dataclass(frozen=True)
 class SolveResult:
-    """A solver's output: ``theta``, the achieved ``grad_norm`` = ||∇F(theta)||₂, ``iterations``, ``method``."""
+    """``theta`` ``(N, d)``, the achieved ``grad_norms`` ``(N,)`` and the Newton ``iterations``."""
 
     theta: np.ndarray
-    grad_norm: float
+    grad_norms: np.ndarray
     iterations: int
-    method: str
 
 
-def _newton(F: LocalObjective, theta: np.ndarray, tol: float, max_iter: int, start_iter: int = 0) -> SolveResult:
-    g = F.gradient(theta)
-    gn = float(np.linalg.norm(g))
-    value = F.value(theta)
-    it = start_iter
-    while gn > tol:
-        if it >= max_iter:
-            raise RuntimeError(f"Newton solver did not reach gradient norm {tol:.3g} in {max_iter} iterations (at {gn:.3g})")
-        H = F.hessian(theta)
-        try:
-            step = np.linalg.solve(H, g)
-        except np.linalg.LinAlgError:
-            step = g / max(F.mu, 1e-12)
-        t = 1.0
-        slope = float(g @ step)
-        while True:
-            candidate = theta - t * step
-            cv = F.value(candidate)
-            if cv <= value - 1e-4 * t * slope:
-                break
-            if t == 1.0 and np.linalg.norm(F.gradient(candidate)) <= 0.5 * gn:
-                break  # near the optimum the value change is below rounding: accept on the gradient
-            if t < 1e-10:
-                raise RuntimeError(f"Newton line search failed at gradient norm {gn:.3g} (tolerance {tol:.3g})")
-            t *= 0.5
-        theta, value = candidate, cv
-        g = F.gradient(theta)
-        gn = float(np.linalg.norm(g))
-        it += 1
-    return SolveResult(theta, gn, it, "newton")
-
-
-def solve(
-    F: LocalObjective,
-    x0: np.ndarray,
-    tol: float,
-    *,
-    method: str = "newton",
-    max_iter: int = 200,
-) -> SolveResult:
-    """Minimise ``F`` from ``x0`` until ||∇F||₂ ≤ ``tol`` (the β of seed 000); report the achieved norm.
+def solve(F: AgentObjectives, x0: np.ndarray, tol: float, *, max_iter: int = 200) -> SolveResult:
+    """Damped Newton on every agent at once until each ||∇F_i||₂ ≤ ``tol`` (β).
 
     Raises
     ------
     ValueError
-        For a non-positive tolerance or an unknown method.
+        For a non-smooth loss or regulariser, or a non-positive tolerance.
     RuntimeError
-        If ``tol`` is not reached within ``max_iter`` iterations.
+        If some agent does not reach ``tol`` within ``max_iter`` iterations.
     """
     tol = check_positive("tol", tol)
     max_iter = check_integer("max_iter", max_iter, minimum=1)
-    theta = np.array(x0, dtype=float)
     if not getattr(F.loss, "smooth", True) or not getattr(F.regulariser, "smooth", True):
-        raise ValueError("solve needs a smooth loss and regulariser (use DP-ADMM's first-order step for hinge/l1)")
-    if method == "newton":
-        return _newton(F, theta, tol, max_iter)
-    if method == "lbfgs":
-        d = theta.size
-        res = scipy.optimize.minimize(
-            F.value, theta, jac=F.gradient, method="L-BFGS-B",
-            options={"gtol": tol / np.sqrt(d), "maxiter": max_iter, "ftol": 0.0},
-        )
-        out = _newton(F, np.asarray(res.x, float), tol, max_iter + int(res.nit), int(res.nit))
-        return SolveResult(out.theta, out.grad_norm, out.iterations, "lbfgs")
-    raise ValueError(f"method must be 'newton' or 'lbfgs', got method={method!r}")
-
+        raise ValueError("solve needs a smooth loss and regulariser (Newton's method)")
+    theta = np.array(x0, dtype=float, copy=True)
+    value = F.value(theta)
+    grad = F.gradient(theta)
+    norms = np.linalg.norm(grad, axis=1)
+    for iteration in range(max_iter + 1):
+        active = norms > tol
+        if not active.any():
+            return SolveResult(theta, norms, iteration)
+        if iteration == max_iter:
+            break
+        step = np.zeros_like(theta)
+        step[active] = np.linalg.solve(F.hessian(theta)[active], grad[active][..., None])[..., 0]
+        slope = np.sum(grad * step, axis=1)
+        t = np.where(active, 1.0, 0.0)
+        pending = active.copy()
+        while pending.any():
+            candidate = theta - t[:, None] * step
+            cand_value = F.value(candidate)
+            cand_grad = F.gradient(candidate)
+            cand_norms = np.linalg.norm(cand_grad, axis=1)
+            # Armijo; near the optimum the value change is below rounding: accept a halved gradient.
+            accept = pending & ((cand_value <= value - 1e-4 * t * slope) | ((t == 1.0) & (cand_norms <= 0.5 * norms)))
+            theta[accept], value[accept], grad[accept], norms[accept] = (
+                candidate[accept], cand_value[accept], cand_grad[accept], cand_norms[accept])
+            pending &= ~accept
+            if (t[pending] < 1e-10).any():
+                raise RuntimeError(f"Newton line search failed at gradient norm {norms[pending].max():.3g} (tolerance {tol:.3g})")
+            t[pending] *= 0.5
+    raise RuntimeError(f"Newton solver did not reach gradient norm {tol:.3g} in {max_iter} iterations "
+                       f"(at {norms.max():.3g})")

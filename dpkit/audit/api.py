@@ -34,7 +34,7 @@ from typing import Any, Callable
 import numpy as np
 from scipy import stats
 
-from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_unit_interval
+from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_unit_interval
 from dpkit.audit.events import Candidate, select_candidates
 from dpkit.audit.pairs import resolve_pairs
 from dpkit.audit.result import AuditResult
@@ -85,7 +85,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
           claimed_delta: float = 0.0, confidence: float = 0.95, samples: int | None = None, rng: Any = 0,
           executor: concurrent.futures.Executor | None = None, *, sequential: bool = False,
           candidates: int = 4, selection_fraction: float = 0.2, batch_size: int = 1 << 16,
-          progress: Callable[[int, int], None] | None = None) -> AuditResult:
+          progress: Callable[[int, int], None] | None = None, batch_timeout: float | None = None) -> AuditResult:
     """Test the claim "``mechanism`` is (ε, δ)-DP" and lower-bound its true ε.
 
     Parameters
@@ -117,6 +117,10 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         Outputs per task (part of the seed derivation).
     progress
         Callback ``progress(done, total)`` (the CLI draws a bar with it).
+    batch_timeout
+        Seconds one batch of ``batch_size`` outputs may take (default ``None``: no limit); a
+        slower batch raises :class:`~dpkit.audit.runner.AuditTimeoutError` (a ``TimeoutError``)
+        instead of hanging.
 
     Returns
     -------
@@ -127,6 +131,11 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     ------
     ValueError, TypeError
         Invalid arguments or pairs (the message names the parameter and the allowed range).
+    MechanismError
+        ``mechanism`` raised (a ``RuntimeError`` whose message shows the mechanism's own
+        traceback lines).
+    AuditTimeoutError
+        A batch took longer than ``batch_timeout``.
 
     Examples
     --------
@@ -149,6 +158,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     batch_size = check_integer("batch_size", batch_size, minimum=1)
     if executor is not None and not isinstance(executor, concurrent.futures.Executor) and not hasattr(executor, "submit"):
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
+    if batch_timeout is not None:
+        batch_timeout = check_positive("batch_timeout", batch_timeout)
     pair_list = resolve_pairs(pairs)
     entropy, seed = _entropy(rng)
     alpha = 1.0 - confidence
@@ -160,7 +171,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
                          f"{int(math.ceil(400 * len(pair_list) / selection_fraction))}")
     refine = min(_REFINED_PAIRS, len(pair_list))
     n_ref = int(selection_fraction * total) // (4 * refine)
-    runner = Runner(mechanism, entropy, executor, batch_size, progress)
+    runner = Runner(mechanism, entropy, executor, batch_size, progress, batch_timeout)
     runner.planned = total
 
     # 1. selection (stage 1: screen all pairs; stage 2: more outputs for the best pairs)
@@ -190,7 +201,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         return AuditResult(0.0, False, 1.0, {"note": "no event had a selection frequency above claimed_delta"},
                            int(runner.samples), time.perf_counter() - start, claimed_epsilon, claimed_delta,
                            confidence, seed, "select-then-confirm: nothing selected", 0,
-                           ("no candidate event; the bound 0 is trivially valid",))
+                           ("no candidate event; the bound 0 is trivially valid", *_pair_notes(pair_list)))
     k = len(chosen)
     by_pair: dict[int, list[int]] = {}
     for j, c in enumerate(chosen):
@@ -285,8 +296,26 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         seed=seed,
         method=method,
         candidates=k,
-        notes=(),
+        notes=_pair_notes(pair_list),
+        references=_references(c, sequential),
     )
+
+
+def _pair_notes(pair_list: list[Any]) -> tuple[str, ...]:
+    """Say which pairs were taken as add/remove neighbours (inputs of different lengths)."""
+    return tuple(f"pair {p.label!r} was audited as add/remove neighbours: its inputs have shapes "
+                 f"{np.shape(p.first)} and {np.shape(p.second)} (one record more or less)"
+                 for p in pair_list if p.add_remove)
+
+
+def _references(witness: Candidate, sequential: bool) -> tuple[str, ...]:
+    """Bibliography keys of the bound: Clopper & Pearson 1934 (fixed-sample mode) and Bichsel et
+    al. 2021 when the witness event thresholds a learned score."""
+    keys = () if sequential else ("clopper1934use",)
+    feature = getattr(witness.event, "feature", None)
+    if getattr(feature, "kind", None) == "score":
+        keys += ("bichsel2021dpsniper",)
+    return keys
 
 
 def _sequential_bound(history: list[tuple[int, int, int]], delta: float, level: float) -> float:

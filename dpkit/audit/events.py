@@ -51,7 +51,14 @@ def as_outputs(raw: Any, n: int) -> np.ndarray:
     Booleans become 0/1, integers stay exact up to 2**53, NaN encodes ⊥. The first axis
     must be the sample axis and have length ``n``.
     """
-    arr = np.asarray(raw)
+    try:
+        arr = np.asarray(raw)
+    except ValueError:  # numpy: "setting an array element with a sequence ... inhomogeneous shape"
+        raise ValueError("mechanism outputs must all have the same length (a ragged list of outputs was "
+                         "returned); pad them, or encode a missing value as NaN") from None
+    if arr.dtype == object:
+        raise ValueError("mechanism outputs must all have the same length and be numbers (got objects or a "
+                         "ragged list); pad them, or encode a missing value as NaN")
     if arr.dtype.kind not in "biuf":
         raise TypeError(
             f"mechanism outputs must be numeric (encode ⊥ as NaN or a sentinel code), got dtype {arr.dtype}"

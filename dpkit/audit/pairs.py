@@ -39,9 +39,22 @@ class Pair:
 
     def to_dict(self) -> dict[str, Any]:
         def enc(x: Any) -> Any:
-            return x.tolist() if isinstance(x, np.ndarray) else repr(x)
+            array = np.asarray(x) if not isinstance(x, np.ndarray) else x
+            try:
+                numeric = array.dtype.kind in "biuf"
+            except Exception:  # pragma: no cover - exotic array-likes
+                numeric = False
+            return array.tolist() if numeric else repr(x)  # numbers as JSON numbers, other objects as text
 
         return {"label": self.label, "first": enc(self.first), "second": enc(self.second)}
+
+    @property
+    def add_remove(self) -> bool:
+        """Whether the inputs differ in length by one record (add/remove neighbours), not in values."""
+        try:
+            return np.shape(self.first) != np.shape(self.second)
+        except Exception:  # pragma: no cover - ragged objects
+            return False
 
 
 def _check_relation(relation: str) -> str:

@@ -51,6 +51,10 @@ class AuditResult:
         Number of confirmed candidates the error budget was split over.
     notes
         Caveats (e.g. pairs skipped because the mechanism rejected them).
+    references
+        Bibliography keys (those of :mod:`dpkit.report.bibliography`) of the methods the bound
+        rests on: the confidence interval and, when the witness event is a learned score, the
+        classifier attack (Bichsel et al. 2021).
     """
 
     epsilon_lower_bound: float
@@ -66,6 +70,7 @@ class AuditResult:
     method: str
     candidates: int = 1
     notes: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of every field (infinities as the strings ``"inf"``/``"-inf"``)."""

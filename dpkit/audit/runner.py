@@ -10,13 +10,15 @@ a process pool or on a Dask cluster. Confirmation batches return only event coun
 from __future__ import annotations
 
 import concurrent.futures
+import threading
+import traceback
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from dpkit.audit.events import as_outputs
 
-__all__ = ["Runner", "ScalarAdapter", "from_scalar"]
+__all__ = ["AuditTimeoutError", "MechanismError", "Runner", "ScalarAdapter", "from_scalar"]
 
 Mechanism = Callable[[Any, int, np.random.Generator], Any]
 
@@ -45,8 +47,26 @@ def _generator(entropy: int, key: tuple[int, ...]) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=key)))
 
 
+class MechanismError(RuntimeError):
+    """The audited mechanism raised; the message carries the user's own traceback lines."""
+
+
+class AuditTimeoutError(TimeoutError):
+    """A batch of the audited mechanism did not finish within ``batch_timeout`` seconds."""
+
+
+def _call_mechanism(mechanism: Mechanism, database: Any, n: int, rng: np.random.Generator) -> Any:
+    try:
+        return mechanism(database, n, rng)
+    except Exception as error:
+        frames = traceback.extract_tb(error.__traceback__)[1:]  # drop this frame: the rest is the user's code
+        where = "".join(traceback.format_list(frames)).rstrip()
+        raise MechanismError(f"the mechanism raised {type(error).__name__}: {error}\n"
+                             f"Traceback (the mechanism's own frames, most recent call last):\n{where}") from error
+
+
 def _sample_task(mechanism: Mechanism, database: Any, n: int, entropy: int, key: tuple[int, ...]) -> np.ndarray:
-    return as_outputs(mechanism(database, n, _generator(entropy, key)), n)
+    return as_outputs(_call_mechanism(mechanism, database, n, _generator(entropy, key)), n)
 
 
 def _count_task(mechanism: Mechanism, database: Any, n: int, entropy: int, key: tuple[int, ...],
@@ -72,17 +92,46 @@ class Runner:
         Outputs per task; part of the seed derivation, so changing it changes the draws.
     progress
         Optional callback ``progress(done, total)`` called after every batch (for a CLI bar).
+    batch_timeout
+        Seconds one batch may take (``None``: no limit); a slower batch raises
+        :class:`AuditTimeoutError`. Without an executor the batch runs in a daemon thread,
+        which is abandoned (not killed) on a timeout.
     """
 
     def __init__(self, mechanism: Mechanism, entropy: int, executor: concurrent.futures.Executor | None = None,
-                 batch_size: int = 1 << 16, progress: Callable[[int, int], None] | None = None):
+                 batch_size: int = 1 << 16, progress: Callable[[int, int], None] | None = None,
+                 batch_timeout: float | None = None):
         self.mechanism = mechanism
         self.entropy = int(entropy)
         self.executor = executor
         self.batch_size = int(batch_size)
         self.progress = progress
+        self.batch_timeout = batch_timeout
         self.samples = 0
         self.planned = 0
+
+    def _timed_out(self, n: int) -> AuditTimeoutError:
+        return AuditTimeoutError(f"a batch of {n} mechanism outputs did not finish within batch_timeout="
+                                 f"{self.batch_timeout:g} s (the mechanism may hang; raise the limit with "
+                                 f"--batch-timeout / batch_timeout= if it is only slow)")
+
+    def _call_with_timeout(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["result"] = fn(*args)
+            except BaseException as error:  # re-raised in the calling thread
+                box["error"] = error
+
+        thread = threading.Thread(target=target, name="dpkit-audit-batch", daemon=True)
+        thread.start()
+        thread.join(self.batch_timeout)
+        if thread.is_alive():
+            raise self._timed_out(args[2])
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
 
     def _sizes(self, n: int) -> list[int]:
         full, rest = divmod(n, self.batch_size)
@@ -92,13 +141,21 @@ class Runner:
         results: list[Any] = []
         if self.executor is None:
             for fn, args in tasks:
-                results.append(fn(*args))
+                results.append(fn(*args) if self.batch_timeout is None else self._call_with_timeout(fn, args))
                 self._tick(args[2])
             return results
         futures = [self.executor.submit(fn, *args) for fn, args in tasks]
-        for (fn, args), fut in zip(tasks, futures):
-            results.append(fut.result())
-            self._tick(args[2])
+        try:
+            for (fn, args), fut in zip(tasks, futures):
+                try:
+                    results.append(fut.result(timeout=self.batch_timeout))
+                except concurrent.futures.TimeoutError:
+                    raise self._timed_out(args[2]) from None
+                self._tick(args[2])
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
         return results
 
     def _tick(self, n: int) -> None:

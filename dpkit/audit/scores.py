@@ -47,6 +47,14 @@ __all__ = [
 ]
 
 
+_REFERENCES: dict[str, tuple[str, ...]] = {
+    "clopper-pearson": ("jagielski2020auditing", "clopper1934use"),
+    "gdp": ("nasr2023tight", "dong2022gaussian", "clopper1934use"),
+    "one-run": ("steinke2023privacy",),
+}
+"""Estimator (``ScoreAuditResult.method``) → bibliography keys of the papers it implements."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ScoreAuditResult:
     """An ε lower bound from canary scores, and how it was obtained.
@@ -70,6 +78,8 @@ class ScoreAuditResult:
         Counts and intermediate bounds (TPR/FPR bounds, μ lower bound, guesses, ...).
     assumption
         ``None`` when the bound needs no assumption; otherwise what it relies on.
+    references
+        Bibliography keys (those of :mod:`dpkit.report.bibliography`) of the estimator.
     """
 
     epsilon_lower_bound: float
@@ -82,6 +92,7 @@ class ScoreAuditResult:
     n_out: int
     details: dict[str, Any]
     assumption: str | None = None
+    references: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of every field."""
@@ -177,7 +188,8 @@ def audit_scores(in_scores: Sequence[float], out_scores: Sequence[float], *, del
                "n_out_certify": len(fit_out), "tpr_lower": float(tpr_lo[i]), "fpr_upper": float(fpr_up[i]),
                "thresholds_tested": int(len(thresholds))}
     return ScoreAuditResult(max(best, 0.0), "clopper-pearson", confidence, delta, strategy,
-                            float(thresholds[i]), len(in_s), len(out_s), details)
+                            float(thresholds[i]), len(in_s), len(out_s), details,
+                            references=_REFERENCES["clopper-pearson"])
 
 
 def gdp_delta(mu: float, epsilon: float) -> float:
@@ -250,7 +262,8 @@ def audit_scores_gdp(in_scores: Sequence[float], out_scores: Sequence[float], *,
     details = {"mu_lower_bound": mu_lo, "true_positives": int(tp[i]), "false_positives": int(fp[i]),
                "fpr_upper": float(fpr_up[i]), "fnr_upper": float(fnr_up[i]), "thresholds_tested": int(len(thresholds))}
     return ScoreAuditResult(eps, "gdp", confidence, delta, strategy, float(thresholds[i]), len(in_s), len(out_s),
-                            details, assumption="the trade-off curve is Gaussian (mu-GDP); not a certified bound otherwise")
+                            details, assumption="the trade-off curve is Gaussian (mu-GDP); not a certified bound otherwise",
+                            references=_REFERENCES["gdp"])
 
 
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) -> float:
@@ -339,4 +352,4 @@ def audit_one_run(scores: Sequence[float], included: Sequence[bool], *, delta: f
     details = {"m": m, "guesses": r, "correct": v, "positive_guesses": k, "negative_guesses": neg,
                "guess_counts_tried": grid}
     return ScoreAuditResult(eps, "one-run", confidence, delta, "bonferroni" if len(grid) > 1 else "fixed",
-                            float(k), int(inc.sum()), int((~inc).sum()), details)
+                            float(k), int(inc.sum()), int((~inc).sum()), details, references=_REFERENCES["one-run"])

@@ -6,7 +6,7 @@ rng)``, ``as_audit_callable()``) and ``docs/mechanisms.md`` for which mechanism 
 Modules: ``laplace``, ``gaussian``, ``discrete`` (exact CKS 2020 samplers), ``snapping``
 (Mironov 2012), ``randomized_response``, ``selection`` (noisy max, exponential mechanism,
 permute-and-flip), ``sparse_vector`` (SVT family), ``erm`` (objective/output perturbation,
-seed 000's σ_i1 and σ_i2), ``dual_noise`` (ℓ2-Laplace noise, seed 003's DVP calibration).
+Ding et al. 2020's σ_i1 and σ_i2), ``dual_noise`` (ℓ2-Laplace noise, Zhang & Zhu 2016's DVP calibration).
 """
 
 from dpkit.mechanisms.base import Mechanism
@@ -17,15 +17,25 @@ from dpkit.mechanisms.discrete import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
-from dpkit.mechanisms.dual_noise import DVPCalibration, L2LaplaceMechanism, dvp_calibration, sample_l2_laplace
+from dpkit.mechanisms.dual_noise import (
+    DVPCalibration,
+    GaussianObjectiveNoise,
+    L2LaplaceMechanism,
+    L2LaplaceObjectiveNoise,
+    dvp_calibration,
+    sample_l2_laplace,
+)
 from dpkit.mechanisms.erm import (
     ApproximateMinimizerNoise,
-    GaussianObjectivePerturbation000,
+    GaussianObjectivePerturbation,
     ObjectivePerturbation,
+    ding_min_regularization,
+    ding_objective_sigma,
     output_perturbation,
     output_perturbation_sensitivity,
     uniform_objective_noise,
 )
+from dpkit.mechanisms.ledger import PrivacyLedger
 from dpkit.mechanisms.gaussian import GaussianMechanism, zcdp_sigma
 from dpkit.mechanisms.laplace import LaplaceMechanism, laplace_scale
 from dpkit.mechanisms.randomized_response import (
@@ -57,19 +67,24 @@ __all__ = [
     "DiscreteLaplaceMechanism",
     "ExponentialMechanism",
     "GaussianMechanism",
-    "GaussianObjectivePerturbation000",
+    "GaussianObjectiveNoise",
+    "GaussianObjectivePerturbation",
     "L2LaplaceMechanism",
+    "L2LaplaceObjectiveNoise",
     "LaplaceMechanism",
     "Mechanism",
     "NumericSparse",
     "ObjectivePerturbation",
     "PermuteAndFlip",
+    "PrivacyLedger",
     "RandomizedResponse",
     "ReportNoisyMax",
     "SnappingMechanism",
     "SparseVector",
     "SparseVectorWithGap",
     "bernoulli_exp",
+    "ding_min_regularization",
+    "ding_objective_sigma",
     "binary_rr_epsilon",
     "dvp_calibration",
     "flip_probability",

@@ -10,6 +10,9 @@ Contract (every class in :mod:`dpkit.mechanisms`)
   array whose first axis has length ``size`` (independent draws for the same input).
   ``rng`` is a :class:`numpy.random.Generator`, an int seed or ``None``; the same seed
   gives the same outputs.
+* ``mech.release(value, rng=..., ledger=..., agent=i)`` draws one output *and* records ``mech.event``
+  in a :class:`~dpkit.mechanisms.ledger.PrivacyLedger` in the same call: the only way an
+  algorithm publishes a noisy value, so the ledger is what was drawn.
 * ``mech.as_audit_callable()`` returns ``f(database, n, rng)`` -> ``sample(database, n, rng)``,
   the signature :func:`dpkit.audit.audit` calls.
 * ``floating_point_safe`` says whether the guarantee survives floating-point arithmetic
@@ -27,6 +30,7 @@ import numpy as np
 
 from dpkit._validation import check_integer
 from dpkit.accounting.events import PrivacyEvent
+from dpkit.mechanisms.ledger import PrivacyLedger
 
 
 class Mechanism(abc.ABC):
@@ -42,6 +46,15 @@ class Mechanism(abc.ABC):
     @abc.abstractmethod
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
         """One output (``size=None``) or ``size`` independent outputs (first axis) for ``value``."""
+
+    def release(self, value: Any, *, rng: Any, ledger: "PrivacyLedger", agent: int = 0) -> Any:
+        """One output for ``value``, with :attr:`event` recorded in ``ledger`` for ``agent``.
+
+        The event is recorded only after a successful draw, so a rejected input leaves no trace.
+        """
+        output = self.sample(value, rng=rng)
+        ledger.record(agent, self.event)
+        return output
 
     def as_audit_callable(self) -> Callable[[Any, int, Any], Any]:
         """``f(database, n, rng)`` returning ``n`` outputs for the query answer ``database``.

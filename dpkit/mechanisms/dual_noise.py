@@ -1,6 +1,6 @@
-"""ℓ2-Laplace noise, density ∝ exp(−ζ‖b‖₂) on R^d, and the dual-variable perturbation of seed 003.
+"""ℓ2-Laplace noise, density ∝ exp(−ζ‖b‖₂) on R^d, and the dual-variable perturbation of Zhang & Zhu (2016).
 
-Sampling (Chaudhuri, Monteleoni & Sarwate 2011, §5; seed 003, spec §2.2): in polar
+Sampling (Chaudhuri, Monteleoni & Sarwate 2011, §5; Zhang & Zhu 2016, Alg. 2): in polar
 coordinates the density factorises into a uniform direction and a radius with density
 ∝ r^{d−1} e^{−ζr}, i.e. ‖b‖ ~ Gamma(shape d, scale 1/ζ) and b/‖b‖ uniform on the sphere.
 
@@ -8,9 +8,19 @@ Guarantee as a mechanism: adding b to a vector query of L2 sensitivity Δ is (ζ
 the density ratio is exp(ζ(‖b′‖ − ‖b‖)) ≤ exp(ζ‖b′ − b‖) (Chaudhuri et al. 2011, Thm 6 for
 output perturbation).
 
-:func:`dvp_calibration` is seed 003's per-step calibration of dual-variable perturbation
-(Zhang & Zhu 2016, Alg. 2 as corrected in spec 003 §2.2), an instance of Chaudhuri et al.'s
-objective perturbation applied to one ADMM sub-problem.
+Objective perturbation (Chaudhuri et al. 2011, Alg. 2; Zhang & Zhu 2016, eqs. (13)–(14)) adds
+a random linear term bᵀθ to a strongly convex objective and releases its exact minimiser. Two
+mechanisms draw that b and record what the release of the minimiser spends:
+
+* :class:`L2LaplaceObjectiveNoise`: b with density ∝ exp(−ζ‖b‖), a pure (ζΔ + ξ)-DP release
+  (Chaudhuri et al. 2011, Thm 9: ζΔ for the noise density, ξ for the Jacobian);
+* :class:`GaussianObjectiveNoise`: b ~ N(0, σ²I), an
+  :class:`~dpkit.accounting.events.ObjectivePerturbationEvent` (Kifer, Smith & Thakurta 2012).
+
+Δ bounds the change of the objective's gradient between neighbouring datasets and ξ the
+log-ratio of its Hessian determinants. :func:`dvp_calibration` is Zhang & Zhu's (2016) per-step
+calibration of dual-variable perturbation (Alg. 2, eqs. (13)–(16), as printed or with its two
+formula typos corrected).
 """
 
 from __future__ import annotations
@@ -22,7 +32,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpkit._validation import check_integer, check_nonnegative, check_positive, check_rng
-from dpkit.accounting.events import PureDPEvent
+from dpkit.accounting.base import round_up
+from dpkit.accounting.events import ObjectivePerturbationEvent, PureDPEvent
 from dpkit.mechanisms.base import Mechanism, check_size, check_value, output_shape
 
 
@@ -100,9 +111,96 @@ class L2LaplaceMechanism(Mechanism):
         return vector + sample_l2_laplace(self.zeta, vector.size, size, rng)
 
 
+def _check_vector(value: Any) -> np.ndarray:
+    vector = check_value(value)
+    if vector.ndim != 1 or vector.size == 0:
+        raise ValueError(f"value must be a non-empty 1-D vector, got shape {vector.shape}")
+    return vector
+
+
+@dataclasses.dataclass(frozen=True)
+class L2LaplaceObjectiveNoise(Mechanism):
+    """The linear term b of objective perturbation, density ∝ exp(−ζ‖b‖₂): (ζΔ + ξ)-DP.
+
+    Releasing the exact minimiser of F_D(θ) + bᵀθ, with F_D strongly convex, its gradient
+    changing by at most Δ (L2) between neighbours and the log-ratio of its Hessian determinants
+    at most ξ, is (ζΔ + ξ)-DP (Chaudhuri, Monteleoni & Sarwate 2011, proof of Thm 9; Zhang &
+    Zhu 2016, Appendix, eqs. (21)–(22)). ``sample(value)`` returns ``value`` + b, so an
+    algorithm releases the perturbed linear term of its objective.
+
+    Examples
+    --------
+    >>> mech = L2LaplaceObjectiveNoise(zeta=0.5, sensitivity=1.0, jacobian=0.25)
+    >>> mech.event.epsilon >= 0.75, mech.sample([0.0, 0.0], rng=0).shape
+    (True, (2,))
+    """
+
+    zeta: float
+    sensitivity: float
+    jacobian: float = 0.0
+
+    floating_point_safe: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "zeta", check_positive("zeta", self.zeta))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        object.__setattr__(self, "jacobian", check_nonnegative("jacobian", self.jacobian))
+
+    @property
+    def event(self) -> PureDPEvent:
+        """:class:`~dpkit.accounting.events.PureDPEvent` (ζΔ + ξ), rounded up."""
+        return PureDPEvent(epsilon=round_up(self.zeta * self.sensitivity + self.jacobian))
+
+    def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
+        """``value`` + b; shape (d,) or (size, d)."""
+        vector = _check_vector(value)
+        return vector + sample_l2_laplace(self.zeta, vector.size, size, rng)
+
+
+@dataclasses.dataclass(frozen=True)
+class GaussianObjectiveNoise(Mechanism):
+    """The linear term b ~ N(0, σ²I) of Gaussian objective perturbation.
+
+    Releasing the exact minimiser of F_D(θ) + bᵀθ (F_D a strongly convex GLM objective whose
+    gradient changes by at most Δ between neighbours, Hessian-determinant log-ratio at most ξ)
+    spends :class:`~dpkit.accounting.events.ObjectivePerturbationEvent` (σ, Δ, ξ) (Chaudhuri,
+    Monteleoni & Sarwate 2011, Alg. 2 with Gaussian noise as in Kifer, Smith & Thakurta 2012;
+    RDP curve :func:`~dpkit.accounting.rdp_mechanisms.rdp_objective_perturbation`).
+    ``sample(value)`` returns ``value`` + b.
+
+    Examples
+    --------
+    >>> mech = GaussianObjectiveNoise(sigma=2.0, sensitivity=0.5, jacobian=0.01)
+    >>> mech.event.noise_multiplier, mech.sample([0.0, 0.0, 0.0], size=4, rng=0).shape
+    (4.0, (4, 3))
+    """
+
+    sigma: float
+    sensitivity: float
+    jacobian: float = 0.0
+
+    floating_point_safe: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        object.__setattr__(self, "jacobian", check_nonnegative("jacobian", self.jacobian))
+
+    @property
+    def event(self) -> ObjectivePerturbationEvent:
+        """:class:`~dpkit.accounting.events.ObjectivePerturbationEvent` (σ, Δ, ξ)."""
+        return ObjectivePerturbationEvent(sigma=self.sigma, sensitivity=self.sensitivity, jacobian=self.jacobian)
+
+    def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
+        """``value`` + N(0, σ²I); shape (d,) or (size, d)."""
+        vector = _check_vector(value)
+        generator = check_rng(rng)
+        return vector + self.sigma * generator.standard_normal(output_shape(check_size(size), vector.shape))
+
+
 @dataclasses.dataclass(frozen=True)
 class DVPCalibration:
-    """Seed 003's per-step calibration of dual-variable perturbation (spec 003 §2.2).
+    """Per-step calibration of dual-variable perturbation (Zhang & Zhu 2016, Alg. 2, eqs. (13)–(16)).
 
     Attributes
     ----------
@@ -119,7 +217,7 @@ class DVPCalibration:
     epsilon
         ᾱ(Φ) + 2ζ, the guarantee this calibration actually gives (≤ α unless ``literal``).
     literal
-        Whether Algorithm 2's literal (wrong) formulas were used (typos (a), (b) of spec 003).
+        Whether Algorithm 2's literal (wrong) formulas were used (its two typos, in the noise scale and in the extra ridge term).
     """
 
     alpha: float
@@ -135,9 +233,21 @@ class DVPCalibration:
         """PureDPEvent(ᾱ(Φ) + 2ζ): the per-step guarantee (exact minimisation assumed)."""
         return PureDPEvent(epsilon=self.epsilon)
 
-    def sample_noise(self, dim: int, size: int | None = None, rng: Any = None) -> np.ndarray:
-        """ε_p: density ∝ exp(−ζ‖ε‖), shape (dim,) or (size, dim); DVP adds (Cᴿ/(2B_p))ε_p to λ_p."""
-        return sample_l2_laplace(self.zeta, dim, size, rng)
+    def mechanism(self, loss_weight: float) -> L2LaplaceObjectiveNoise:
+        """The mechanism drawing DVP's linear term b = (Cᴿ/B_p)ε_p, ε_p ∝ exp(−ζ‖ε‖) (eq. (14)).
+
+        ``loss_weight`` is Cᴿ/B_p, the weight of each record's loss in the sub-problem. In the
+        b-space the density is ∝ exp(−(ζB_p/Cᴿ)‖b‖), the gradient sensitivity is 2Cᴿ/B_p and the
+        Jacobian term is ᾱ(Φ), so the event is PureDPEvent(2ζ + ᾱ(Φ)) (= :attr:`epsilon` up to
+        rounding).
+
+        >>> cal = dvp_calibration(0.3, n_samples=1750, loss_weight=1750, regularization=10**-2.5,
+        ...                       penalty=0.5, degree=2)
+        >>> abs(cal.mechanism(1.0).event.epsilon - cal.epsilon) < 1e-12
+        True
+        """
+        scale = check_positive("loss_weight", loss_weight)
+        return L2LaplaceObjectiveNoise(zeta=self.zeta / scale, sensitivity=2.0 * scale, jacobian=self.jacobian_budget)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
@@ -154,12 +264,17 @@ def dvp_calibration(
     degree: int,
     smoothness: float = 0.25,
     literal: bool = False,
+    monotone: bool = False,
 ) -> DVPCalibration:
-    """Seed 003's calibration of one DVP step (Zhang & Zhu 2016, Alg. 2; Thm 1 proof; spec 003 §2.2).
+    """Calibration of one DVP step (Zhang & Zhu 2016, Alg. 2 and the proof of Thm 1).
 
     With κ = ρ + 2ηN_p: ᾱ₀ = 2 ln(1 + c₁Cᴿ/(B_pκ)); if α − ᾱ₀ > 0 then Φ = 0, α̂ = α − ᾱ₀,
     else Φ = c₁Cᴿ/(B_p(e^{α/4} − 1)) − κ and α̂ = α/2; ζ = α̂/2. The step is then α-DP
     (for an exact sub-problem solver), with ᾱ(Φ) + 2ζ ≤ α.
+
+    ``monotone=True`` switches the branch at α = 2ᾱ₀ instead of α = ᾱ₀ (both give α̂ = α/2 there):
+    the noise budget α̂ = max(α − ᾱ₀, α/2) then never shrinks as α grows, while the paper's switch
+    gives α̂ → 0 just above α = ᾱ₀, i.e. more noise for a larger budget.
 
     ``literal=True`` reproduces Algorithm 2 as printed (B_p/Cᴿ multiplied in ᾱ₀ and ζ = α̂),
     which is *not* α-DP; the returned ``epsilon`` is then the true guarantee, computed with
@@ -181,6 +296,8 @@ def dvp_calibration(
         N_p ≥ 1, the node's number of neighbours.
     smoothness
         c₁, the bound on |L''| (1/4 for the logistic loss).
+    monotone
+        Choose the branch that leaves the larger noise budget (not with ``literal``).
 
     Examples
     --------
@@ -190,6 +307,8 @@ def dvp_calibration(
     (0.2352, 0.0648, 0.0324)
     """
     alpha = check_positive("alpha", alpha)
+    if literal and monotone:
+        raise ValueError("monotone applies to the proof's calibration, not to literal=True")
     n_samples = check_integer("n_samples", n_samples, minimum=1)
     loss_weight = check_positive("loss_weight", loss_weight)
     regularization = check_positive("regularization", regularization)
@@ -206,7 +325,9 @@ def dvp_calibration(
     else:
         jacobian0 = jacobian(0.0)
     noise_budget = alpha - jacobian0
-    if noise_budget > 0.0:
+    # the paper switches at α = ᾱ₀; the proof allows any Φ ≥ 0, and Φ = 0 is the better choice only
+    # while it leaves at least α/2 for the noise (α ≥ 2ᾱ₀), which keeps ζ monotone in α
+    if (noise_budget >= alpha / 2.0) if monotone else (noise_budget > 0.0):
         phi = 0.0
     else:
         phi = smoothness * loss_weight / (n_samples * math.expm1(alpha / 4.0)) - kappa

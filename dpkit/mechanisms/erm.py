@@ -6,14 +6,16 @@ differing by **one replaced record** (the only relation these analyses cover).
 
 * :class:`ObjectivePerturbation` — CMS Alg. 2: add (1/n)bᵀf (+ an extra ridge Δ if needed)
   with b ∝ exp(−(ε′/2)‖b‖); ε-DP for the *exact* minimiser (CMS Thm 9).
-* :class:`GaussianObjectivePerturbation000` — seed 000's Gaussian objective noise σ_i1 and
-  λ̂ rule (spec 000 §2.2, §3.4); reproduced as printed, no published proof (flag F4).
+* :class:`GaussianObjectivePerturbation` — Gaussian noise on the linear term of a strongly convex
+  GLM objective (Ding et al. 2020, Alg. 1 line 6), accounted for the exact minimiser by its RDP
+  curve; :func:`ding_objective_sigma` and :func:`ding_min_regularization` are Ding et al.'s own
+  σ_i1 and λ̂ rules (reproduced as printed, no published proof).
 * :func:`output_perturbation` — CMS Alg. 1: the exact minimiser has L2 sensitivity
   2L/(nΛ) (CMS Cor. 8); add ℓ2-Laplace (ε-DP) or Gaussian ((ε, δ)-DP, analytic) noise.
-* :class:`ApproximateMinimizerNoise` — seed 000's output noise σ_i2 on an approximate
+* :class:`ApproximateMinimizerNoise` — Ding et al.'s (2020) output noise σ_i2 on an approximate
   minimiser (‖∇F(θ̂)‖ ≤ β, F μ-strongly convex) with the switch ``sensitivity_factor``
-  between the paper's β/μ and the valid 2β/μ (flag F5).
-* :func:`uniform_objective_noise` — seed 001's bounded objective noise (no DP guarantee).
+  between the paper's β/μ and the valid 2β/μ.
+* :func:`uniform_objective_noise` — Wang et al.'s (2020) bounded objective noise (no DP guarantee).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from dpkit._validation import (
     check_rng,
 )
 from dpkit.accounting.base import PaperRuleWarning
-from dpkit.accounting.events import ApproxDPEvent, GaussianEvent, PureDPEvent
+from dpkit.accounting.events import GaussianEvent, ObjectivePerturbationEvent, PureDPEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.mechanisms.base import Mechanism, check_size, check_value, finish, output_shape
 from dpkit.mechanisms.dual_noise import L2LaplaceMechanism, sample_l2_laplace
@@ -44,7 +46,7 @@ def _require_replace_one(neighbouring: Any) -> NeighbouringRelation:
     relation = NeighbouringRelation.parse(neighbouring)
     if relation is not NeighbouringRelation.REPLACE_ONE:
         raise ValueError(
-            f"neighbouring must be 'replace-one' (the ERM analyses of Chaudhuri et al. 2011 and seed 000 "
+            f"neighbouring must be 'replace-one' (the ERM analyses of Chaudhuri et al. 2011 and Ding et al. 2020 "
             f"replace one record), got neighbouring={relation.value!r}"
         )
     return relation
@@ -127,72 +129,103 @@ class ObjectivePerturbation:
 
 
 @dataclasses.dataclass(frozen=True)
-class GaussianObjectivePerturbation000:
-    """Seed 000's Gaussian objective perturbation (PP-ADMM, Alg. 1 lines 3 and 6; spec 000 §2.2).
+class GaussianObjectivePerturbation(Mechanism):
+    """Gaussian objective perturbation of a strongly convex GLM (Ding et al. 2020, Alg. 1 line 6).
 
-    b_i1 ~ N(0, σ²I) with σ = 2√(2 ln(1.25/δ))/(|D_i| ε₃), added as b_i1ᵀθ to the local
-    objective, and the regulariser rule λ̂ ≥ 2.8 N c₁/((ε₁ − ε₃)|D_i|). The paper claims
-    (ε₁, δ)-DP for the exact minimiser; **no proof is published** (spec 000 F4) and the
-    classic constant needs ε₃ < 1: ε₃ ≥ 1 warns :class:`PaperRuleWarning`. Use Alg. 1's ε₃
-    (Alg. 2's ε₁ in σ is a typo, flag F6). :attr:`event` is the *claimed*
-    ApproxDPEvent(ε₁, δ); converting it to zCDP is the accounting core's (flagged) business.
+    The local objective F(θ) = (1/n) Σ ℓ(y θᵀx) + Q(θ) + aᵀθ, with Q data-independent and
+    μ-strongly convex, gets its linear term perturbed: a ↦ a + b, b ~ N(0, σ²I)
+    (:meth:`sample` returns a + b). The exact minimiser θ̃ of the perturbed objective is what
+    :attr:`event` accounts: :class:`~dpkit.accounting.events.ObjectivePerturbationEvent` with
+    gradient sensitivity 2L/n (replace-one, |ℓ′| ≤ L, ‖x‖ ≤ 1) and Jacobian term
+    ξ = log(1 + c₃/(nμ)) (|ℓ″| ≤ c₃; Chaudhuri, Monteleoni & Sarwate 2011, proof of Thm 9), whose
+    RDP curve is :func:`~dpkit.accounting.rdp_mechanisms.rdp_objective_perturbation`. Releasing
+    an *approximate* minimiser needs a further mechanism (e.g. Gaussian output noise with
+    sensitivity 2β/μ given θ̃, see :class:`ApproximateMinimizerNoise`).
+
+    Ding et al.'s own calibration of σ and of the regulariser is :func:`ding_objective_sigma`
+    and :func:`ding_min_regularization` (reproduction only; no published proof).
 
     Examples
     --------
-    >>> g = GaussianObjectivePerturbation000(epsilon=0.183387, delta=1e-4, epsilon_noise=0.99 * 0.183387,
-    ...                                      n_samples=7000, n_agents=5)
-    >>> round(g.sigma, 7), round(g.min_regularization, 5)
-    (0.0068356, 0.27265)
+    >>> mech = GaussianObjectivePerturbation(sigma=0.01, n_samples=1000, strong_convexity=0.5)
+    >>> round(mech.event.sensitivity, 12), round(mech.event.jacobian, 6)
+    (0.002, 0.0005)
+    >>> mech.sample(np.zeros(3), rng=0).shape
+    (3,)
     """
 
-    epsilon: float
-    delta: float
-    epsilon_noise: float
+    sigma: float
     n_samples: int
-    n_agents: int = 1
+    strong_convexity: float
+    lipschitz: float = 1.0
     smoothness: float = 0.25
 
-    is_proven: ClassVar[bool] = False
+    floating_point_safe: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
-        object.__setattr__(self, "delta", check_open_unit("delta", self.delta))
-        object.__setattr__(self, "epsilon_noise", check_positive("epsilon_noise", self.epsilon_noise))
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
         object.__setattr__(self, "n_samples", check_integer("n_samples", self.n_samples, minimum=1))
-        object.__setattr__(self, "n_agents", check_integer("n_agents", self.n_agents, minimum=1))
+        object.__setattr__(self, "strong_convexity", check_positive("strong_convexity", self.strong_convexity))
+        object.__setattr__(self, "lipschitz", check_positive("lipschitz", self.lipschitz))
         object.__setattr__(self, "smoothness", check_positive("smoothness", self.smoothness))
-        if not self.epsilon_noise < self.epsilon:
-            raise ValueError(
-                f"epsilon_noise must be in (0, epsilon) = (0, {self.epsilon}), got epsilon_noise={self.epsilon_noise}"
-            )
-        if self.epsilon_noise >= 1.0:
-            warnings.warn(
-                f"epsilon_noise={self.epsilon_noise} >= 1: the classic Gaussian constant sqrt(2 ln(1.25/delta)) "
-                "is only proven for epsilon < 1 (seed 000 flag F4)",
-                PaperRuleWarning,
-                stacklevel=2,
-            )
 
     @property
-    def sigma(self) -> float:
-        """σ_i1 = 2√(2 ln(1.25/δ))/(|D_i| ε₃) (gradient sensitivity 2/|D_i|)."""
-        return 2.0 * math.sqrt(2.0 * math.log(1.25 / self.delta)) / (self.n_samples * self.epsilon_noise)
+    def event(self) -> ObjectivePerturbationEvent:
+        """ObjectivePerturbationEvent(σ, 2L/n, log(1 + c₃/(nμ))), sensitivity and ξ rounded up."""
+        sensitivity = math.nextafter(2.0 * self.lipschitz / self.n_samples, math.inf)
+        jacobian = math.nextafter(math.log1p(self.smoothness / (self.n_samples * self.strong_convexity)), math.inf)
+        return ObjectivePerturbationEvent(sigma=self.sigma, sensitivity=sensitivity, jacobian=jacobian)
 
-    @property
-    def min_regularization(self) -> float:
-        """λ̂ = 2.8 N c₁/((ε₁ − ε₃)|D_i|), the paper's lower bound on the regulariser weight."""
-        return 2.8 * self.n_agents * self.smoothness / ((self.epsilon - self.epsilon_noise) * self.n_samples)
-
-    @property
-    def event(self) -> ApproxDPEvent:
-        """The paper's claim ApproxDPEvent(ε₁, δ) (unproven, see the class docstring)."""
-        return ApproxDPEvent(epsilon=self.epsilon, delta=self.delta)
-
-    def sample_noise(self, dim: int, size: int | None = None, rng: Any = None) -> np.ndarray:
-        """b_i1 ~ N(0, σ²I_dim), shape (dim,) or (size, dim)."""
-        dim = check_integer("dim", dim, minimum=1)
+    def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
+        """The perturbed linear term ``value`` + N(0, σ²I): shape ``value.shape`` or ``(size,) + value.shape``."""
+        array = check_value(value)
         size = check_size(size)
-        return check_rng(rng).normal(0.0, self.sigma, size=output_shape(size, (dim,)))
+        noise = check_rng(rng).normal(0.0, self.sigma, size=output_shape(size, array.shape))
+        return finish(np.asarray(array + noise), size)
+
+
+def ding_objective_sigma(epsilon_noise: float, delta: float, n_samples: int) -> float:
+    """σ_i1 = 2√(2 ln(1.25/δ))/(|D_i| ε₃) of Ding et al. (2020, Alg. 1 line 6), as printed.
+
+    The classical Gaussian constant on the gradient sensitivity 2/|D_i|; the paper claims
+    (ε₁, δ)-DP for the exact perturbed minimiser but publishes no proof, and the constant is
+    only proven for ε₃ < 1 (Dwork & Roth 2014, Thm A.1): ε₃ ≥ 1 warns :class:`PaperRuleWarning`.
+    Alg. 2 line 6 writes ε₁ for ε₃, a typo (the text says ε₃ scales the noise).
+
+    >>> round(ding_objective_sigma(0.99 * 0.183387, 1e-4, 7000), 7)
+    0.0068356
+    """
+    epsilon_noise = check_positive("epsilon_noise", epsilon_noise)
+    delta = check_open_unit("delta", delta)
+    n_samples = check_integer("n_samples", n_samples, minimum=1)
+    if epsilon_noise >= 1.0:
+        warnings.warn(
+            f"epsilon_noise={epsilon_noise} >= 1: the classic Gaussian constant sqrt(2 ln(1.25/delta)) is only "
+            "proven for epsilon < 1 (Dwork & Roth 2014, Thm A.1)",
+            PaperRuleWarning,
+            stacklevel=2,
+        )
+    return 2.0 * math.sqrt(2.0 * math.log(1.25 / delta)) / (n_samples * epsilon_noise)
+
+
+def ding_min_regularization(epsilon: float, epsilon_noise: float, n_samples: int, n_agents: int = 1,
+                            smoothness: float = 0.25) -> float:
+    """λ̂ = 2.8 N c₁/((ε₁ − ε₃)|D_i|), the regulariser lower bound of Ding et al. (2020, Alg. 1 line 3).
+
+    c₁ bounds ℓ″ (1/4 for the logistic loss). The constant 2.8 is unexplained in the paper; it is
+    sufficient (a Jacobian term log(1 + N c₁/(|D_i| λ̂)) ≤ ε₁ − ε₃ needs only 1).
+
+    >>> round(ding_min_regularization(0.183387, 0.99 * 0.183387, 7000, 5), 5)
+    0.27265
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    epsilon_noise = check_positive("epsilon_noise", epsilon_noise)
+    if not epsilon_noise < epsilon:
+        raise ValueError(f"epsilon_noise must be in (0, epsilon) = (0, {epsilon}), got epsilon_noise={epsilon_noise}")
+    n_samples = check_integer("n_samples", n_samples, minimum=1)
+    n_agents = check_integer("n_agents", n_agents, minimum=1)
+    smoothness = check_positive("smoothness", smoothness)
+    return 2.8 * n_agents * smoothness / ((epsilon - epsilon_noise) * n_samples)
 
 
 def output_perturbation_sensitivity(
@@ -239,12 +272,12 @@ SENSITIVITY_FACTORS = (1, 2)
 
 @dataclasses.dataclass(frozen=True)
 class ApproximateMinimizerNoise(Mechanism):
-    """Seed 000's Gaussian noise on an approximate minimiser (PP-ADMM Alg. 1 line 9; spec 000 F5).
+    """Gaussian noise on an approximate minimiser (PP-ADMM, Ding et al. 2020, Alg. 1 line 9).
 
     θ̂ satisfies ‖∇F(θ̂)‖ ≤ β for a μ-strongly convex F, so ‖θ̂ − θ̃‖ ≤ β/μ. The paper adds
     N(0, σ²I) with σ = β/(√(2ρ) μ), i.e. sensitivity β/μ. Between neighbours (same θ̃) two
     compliant optimisers can return points 2β/μ apart, so the valid sensitivity is 2β/μ
-    (flag F5; an adversarial optimiser attains it, spec 000 A1).
+    (an adversarial but compliant optimiser attains it).
 
     ``sensitivity_factor`` selects σ = factor·β/(√(2ρ) μ): 2 (default) gives a valid ρ-zCDP
     step; 1 reproduces the paper (warns :class:`PaperRuleWarning`). :attr:`event` always
@@ -276,8 +309,8 @@ class ApproximateMinimizerNoise(Mechanism):
             )
         if self.sensitivity_factor == 1:
             warnings.warn(
-                "sensitivity_factor=1 reproduces seed 000's sigma_i2 (sensitivity beta/mu); the valid "
-                "sensitivity is 2*beta/mu, so the step is 4*rho-zCDP, not rho (seed 000 flag F5)",
+                "sensitivity_factor=1 reproduces Ding et al. (2020)'s sigma_i2 (sensitivity beta/mu); the valid "
+                "sensitivity is 2*beta/mu, so the step is 4*rho-zCDP, not rho",
                 PaperRuleWarning,
                 stacklevel=2,
             )
@@ -316,11 +349,11 @@ class ApproximateMinimizerNoise(Mechanism):
 
 
 def uniform_objective_noise(bound: float, dim: int, size: int | None = None, rng: Any = None) -> np.ndarray:
-    """η ~ Uniform([−R, R]^d), seed 001's bounded objective noise (spec 001 §2.3, a default NOT IN PAPER).
+    """η ~ Uniform([−R, R]^d), the bounded objective noise of Wang et al. (2020)
+    (the paper gives no value of R; the default is dpkit's).
 
     **No differential-privacy guarantee**: bounded noise of any law leaks with positive
-    probability once a sensitivity shift moves mass outside its support (spec 001 §3.4,
-    flag 1). Provided only to reproduce the paper; there is deliberately no event.
+    probability once a sensitivity shift moves mass outside its support. Provided only to reproduce the paper; there is deliberately no event.
     ``bound=0`` returns zeros (no perturbation).
     """
     bound = check_nonnegative("bound", bound)

@@ -1,7 +1,7 @@
-"""Randomized response: binary (label flipping, seed 001) and k-ary (generalised) RR.
+"""Randomized response: binary (label flipping, Wang et al. 2020) and k-ary (generalised) RR.
 
 * Binary RR (Warner 1965): keep the value with probability 1 − p, flip it with probability
-  p = 1/(1 + e^ε). Exactly ε-DP with ε = ln((1 − p)/p) (seed 001, Prop. 1 and eq. (13)).
+  p = 1/(1 + e^ε). Exactly ε-DP with ε = ln((1 − p)/p) (Wang, Ishii, Du, Cheng & Chen 2020, Prop. 1 and eq. (13)).
 * Generalised RR on k values (Kairouz, Oh & Viswanath 2016; Wang et al. 2017): keep with
   probability e^ε/(e^ε + k − 1), else report one of the other k − 1 values uniformly.
   Exactly ε-DP with ε = ln(keep·(k − 1)/(1 − keep)).
@@ -28,7 +28,7 @@ from dpkit.mechanisms.base import Mechanism, check_size, output_shape
 
 
 def _check_epsilons(epsilon: Any) -> float | np.ndarray:
-    """ε > 0 finite: a float for a scalar, a float array for an array (one ε per user, seed 001 §2.1)."""
+    """ε > 0 finite: a float for a scalar, a float array for an array (one ε per user, Wang et al. 2020, Def. 2)."""
     if np.ndim(epsilon) == 0:
         return check_positive("epsilon", epsilon.item() if isinstance(epsilon, np.ndarray) else epsilon)
     array = np.asarray(epsilon)
@@ -41,7 +41,7 @@ def _check_epsilons(epsilon: Any) -> float | np.ndarray:
 
 
 def flip_probability(epsilon: float | np.ndarray) -> float | np.ndarray:
-    """p = 1/(1 + e^ε), the binary RR flip probability (seed 001, eq. (13)).
+    """p = 1/(1 + e^ε), the binary RR flip probability (Wang et al. 2020, eq. (13)).
 
     Vectorised: an array of ε (one per user) gives the array of flip probabilities.
 
@@ -83,7 +83,7 @@ def grr_epsilon(keep_probability: float, k: int) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class BinaryRandomizedResponse(Mechanism):
-    """Binary randomized response (label flipping), exactly ε-DP (seed 001, Prop. 1).
+    """Binary randomized response (label flipping), exactly ε-DP (Wang et al. 2020, Prop. 1).
 
     Each entry of ``value`` (one of ``labels``) is replaced by the other label with probability
     p = 1/(1 + e^ε), independently.
@@ -224,11 +224,11 @@ class RandomizedResponse(Mechanism):
 def unbiased_label_loss(
     loss: Callable[[Any, Any], Any], z: Any, observed_label: Any, flip_prob: float
 ) -> np.ndarray:
-    """The unbiased loss under symmetric label flips (seed 001, eq. (19); Natarajan et al. 2013, Lemma 1).
+    """The unbiased loss under symmetric label flips (Wang et al. 2020, eq. (19); Natarajan et al. 2013, Lemma 1).
 
     ℓ̃(z, ỹ) = ((1 − p) ℓ(z, ỹ) − p ℓ(z, −ỹ)) / (1 − 2p),
 
-    which equals seed 001's [e^ε ℓ(ỹ) − ℓ(−ỹ)]/(e^ε − 1) for p = 1/(1 + e^ε) and satisfies
+    which equals Wang et al.'s (2020) [e^ε ℓ(ỹ) − ℓ(−ỹ)]/(e^ε − 1) for p = 1/(1 + e^ε) and satisfies
     E_ỹ[ℓ̃(z, ỹ) | y] = ℓ(z, y). Labels are ±1. The map is linear in ℓ, so passing the
     derivative ∂ℓ/∂z as ``loss`` gives ∂ℓ̃/∂z.
 
@@ -280,9 +280,9 @@ def modified_logistic_loss(z: Any, observed_label: Any, epsilon: float | np.ndar
 
 
 def modified_logistic_loss_derivative(z: Any, observed_label: Any, epsilon: float | np.ndarray) -> np.ndarray:
-    """∂/∂z of :func:`modified_logistic_loss`: −ỹ[e^ε σ(−ỹz) + σ(ỹz)]/(e^ε − 1) (spec 001 §2.2).
+    """∂/∂z of :func:`modified_logistic_loss`: −ỹ[e^ε σ(−ỹz) + σ(ỹz)]/(e^ε − 1) (Wang et al. 2020, eq. (19)).
 
-    Its absolute value is at most coth(ε/2) (seed 001, Prop. 2(ii)); ``epsilon`` may be an array.
+    Its absolute value is at most coth(ε/2) (Wang et al. 2020, Prop. 2(ii)); ``epsilon`` may be an array.
     """
     epsilon = _check_epsilons(epsilon)
     labels = np.asarray(observed_label)

@@ -42,7 +42,7 @@ from dpkit.accounting.events import (
 )
 from dpkit.mechanisms.base import Mechanism, check_size, check_vector
 
-THRESHOLD_NOISES = ("lyu", "paper_000")
+THRESHOLD_NOISES = ("lyu", "ding")
 ABOVE, BELOW, UNANSWERED = 1, 0, -1
 _BATCH_ELEMENTS = 1 << 22
 
@@ -50,7 +50,7 @@ _BATCH_ELEMENTS = 1 << 22
 def svt_budget_split(epsilon: float, cutoff: int, monotonic: bool = False) -> tuple[float, float]:
     """(ε₁, ε₂) with ε₁ : ε₂ = 1 : (2c)^{2/3} (1 : c^{2/3} for monotonic queries) and ε₁ + ε₂ ≤ ε.
 
-    The ratio minimises the variance of q_i + ν_i − T̂ (Lyu, Su & Li 2017, §4.2); seed 000
+    The ratio minimises the variance of q_i + ν_i − T̂ (Lyu, Su & Li 2017, §4.2); Ding et al. (2020)
     uses it with c = 15 (ε₁ = 0.0938536 ε).
 
     >>> e1, e2 = svt_budget_split(1.0, 15)
@@ -109,8 +109,8 @@ class SparseVector(Mechanism):
     monotonic
         All queries move in the same direction between neighbours: query noise cΔ/ε₂.
     threshold_noise
-        ``"lyu"`` (default): Lap(Δ/ε₁). ``"paper_000"``: Lap(cΔ/ε₁) as printed in seed 000,
-        Alg. 2 (flag F9): more noise than needed, same guarantee.
+        ``"lyu"`` (default): Lap(Δ/ε₁). ``"ding"``: Lap(cΔ/ε₁) as printed in Ding et al.
+        (2020), Alg. 2: more noise than needed, same guarantee.
 
     Examples
     --------
@@ -159,8 +159,8 @@ class SparseVector(Mechanism):
 
     @property
     def threshold_scale(self) -> float:
-        """Δ/ε₁ (``"lyu"``) or cΔ/ε₁ (``"paper_000"``)."""
-        factor = self.cutoff if self.threshold_noise == "paper_000" else 1
+        """Δ/ε₁ (``"lyu"``) or cΔ/ε₁ (``"ding"``)."""
+        factor = self.cutoff if self.threshold_noise == "ding" else 1
         return factor * self.sensitivity / self.epsilon1
 
     @property
@@ -313,3 +313,111 @@ class NumericSparse(Mechanism):
         answers = queries + generator.laplace(0.0, self.answer_scale, size=codes.shape)
         out = np.where(codes == ABOVE, answers, np.nan)
         return out[0] if size is None else out
+
+
+@dataclasses.dataclass(frozen=True)
+class GatedRelease(Mechanism):
+    """Sparse with cut-off c whose every ⊤ answer also releases a value through a second mechanism.
+
+    The gate is a :class:`SparseVector` (Lyu, Su & Li 2017, Alg. 1: threshold noise drawn once,
+    fresh query noise, stop after the c-th ⊤); on ⊤ the caller's value goes through ``release``
+    (e.g. a :class:`~dpkit.mechanisms.gaussian.GaussianMechanism`) with noise independent of the
+    gate's. This is the gated broadcast of Ding et al. (2020, Alg. 2 lines 9–13), and generalises
+    :class:`NumericSparse` (whose release is the query answer itself plus Laplace noise).
+
+    Guarantee: the gate is (ε₁ + ε₂)-DP for adaptively chosen queries, and at most c releases
+    happen, each chosen adaptively after the gate's public answer; the interleaving is a
+    concurrent composition, which holds for pure and approximate DP, RDP and f-DP alike
+    (Vadhan & Wang 2021; Lyu 2022; Vadhan & Zhang 2023). :attr:`event` is therefore the gate's
+    event composed with c releases — the worst case, whatever the number of ⊤ answers, since
+    that number is data-dependent.
+
+    Online use (one query per round, as in an iterative algorithm): :meth:`open` draws the noisy
+    threshold, records :attr:`event` in a ledger and returns a :class:`GatedReleaseRun`.
+    Batch use (:meth:`sample`, for audits): ``value`` has shape (m, 1 + k): column 0 holds the m
+    query answers and the other k columns the vectors to release; the output has shape (m, k),
+    NaN rows for ⊥ and unanswered queries.
+
+    >>> from dpkit.mechanisms.gaussian import GaussianMechanism
+    >>> from dpkit.mechanisms.ledger import PrivacyLedger
+    >>> gate = SparseVector(0.5, 0.5, threshold=0.0, cutoff=1)
+    >>> mech = GatedRelease(gate, GaussianMechanism(sigma=1.0))
+    >>> ledger = PrivacyLedger(1)
+    >>> run = mech.open(rng=0, ledger=ledger, agent=0)
+    >>> run.step(-100.0, [5.0]) is None, run.step(100.0, [5.0]).shape, run.step(100.0, [5.0]), run.exhausted
+    (True, (1,), None, True)
+    >>> ledger.draws(0)
+    1
+    """
+
+    gate: SparseVector
+    release: Mechanism
+
+    floating_point_safe: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.gate, SparseVector):
+            raise TypeError(f"gate must be a SparseVector, got gate={self.gate!r}")
+        if not isinstance(self.release, Mechanism):
+            raise TypeError(f"release must be a Mechanism, got release={self.release!r}")
+
+    @property
+    def event(self) -> PrivacyEvent:
+        """The gate's :class:`~dpkit.accounting.events.SparseVectorEvent` composed with c release events."""
+        return ComposedEvent((self.gate.event, SelfComposedEvent(self.release.event, self.gate.cutoff)))
+
+    def open(self, *, rng: Any, ledger: Any, agent: int = 0) -> "GatedReleaseRun":
+        """Start one online run: draw the noisy threshold and record :attr:`event` for ``agent``."""
+        generator = check_rng(rng)
+        noisy_threshold = self.gate.threshold + float(generator.laplace(0.0, self.gate.threshold_scale))
+        ledger.record(agent, self.event)
+        return GatedReleaseRun(self, generator, noisy_threshold)
+
+    def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
+        """Released vectors (m, k) for ⊤ rows, NaN otherwise; shape (m, k) or (size, m, k)."""
+        array = np.asarray(value, dtype=float)
+        if array.ndim != 2 or array.shape[1] < 2:
+            raise ValueError(f"value must have shape (m, 1 + k) with k >= 1, got shape {array.shape}")
+        size = check_size(size)
+        generator = check_rng(rng)
+        queries, vectors = check_vector(array[:, 0], "queries"), array[:, 1:]
+        runs = 1 if size is None else size
+        codes, _ = _svt_runs(queries, self.gate.threshold, self.gate.threshold_scale, self.gate.query_scale,
+                             self.gate.cutoff, runs, generator)
+        out = np.full((runs,) + vectors.shape, np.nan)
+        for r, q in zip(*np.nonzero(codes == ABOVE)):
+            out[r, q] = self.release.sample(vectors[q], rng=generator)
+        return out[0] if size is None else out
+
+
+class GatedReleaseRun:
+    """One online run of a :class:`GatedRelease` (created by :meth:`GatedRelease.open`).
+
+    Attributes
+    ----------
+    releases
+        Number of ⊤ answers (= releases) so far.
+    exhausted
+        True after the c-th ⊤: every later :meth:`step` answers None without drawing.
+    """
+
+    def __init__(self, mechanism: GatedRelease, generator: np.random.Generator, noisy_threshold: float):
+        self._mechanism = mechanism
+        self._generator = generator
+        self._threshold = noisy_threshold
+        self.releases = 0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.releases >= self._mechanism.gate.cutoff
+
+    def step(self, query: float, value: Any) -> Any:
+        """The noisy release of ``value`` if ``query`` + fresh noise ≥ the noisy threshold (⊤), else None."""
+        query = check_finite("query", query)
+        if self.exhausted:
+            return None
+        noise = float(self._generator.laplace(0.0, self._mechanism.gate.query_scale))
+        if query + noise < self._threshold:
+            return None
+        self.releases += 1
+        return self._mechanism.release.sample(value, rng=self._generator)

@@ -8,14 +8,21 @@ directory.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from dpkit.report.bibliography import keys_for, render_bibtex
+from dpkit.report.builder import build_report as _build
 from dpkit.report.document import Document, as_document, load_document
+from dpkit.report.markdown import render_markdown
+from dpkit.report.plots import write_plots
 
 __all__ = ["Document", "ReportResult", "build_report", "keys_for", "load_document", "render_bibtex", "write_report"]
 
@@ -78,9 +85,42 @@ def _finite(value: Any) -> Any:
 
 def build_report(documents: Iterable[Any], rerun: bool = True) -> dict[str, Any]:
     """The report (JSON-ready) of ``documents`` (paths, parsed JSON dicts or :class:`Document`)."""
-    from dpkit.report.builder import build_report as _build
-
     return _build([as_document(d) for d in documents], rerun=rerun)
+
+
+PLOT_EXTRA_HINT = "matplotlib is not installed; install the plot extra for PNG plots: pip install 'dpkit[plot]'"
+"""Why plots are missing when matplotlib is not installed (the report is written without them)."""
+
+
+def check_out_dir(out_dir: str | Path, overwrite: bool = False) -> Path:
+    """Check, before any slow work, that a report can be written to ``out_dir``.
+
+    ``out_dir`` must be a new or empty directory (non-empty only with ``overwrite``) whose
+    nearest existing ancestor is a writable directory.
+
+    Raises
+    ------
+    ValueError
+        ``out_dir`` is a file, is not empty without ``overwrite``, or lies under a file.
+    PermissionError
+        The directory that would hold it is not writable (the error names it).
+    """
+    out = Path(out_dir)
+    if out.exists() or out.is_symlink():
+        if not out.is_dir():
+            raise ValueError(f"out_dir {str(out)!r} exists and is not a directory")
+        if any(out.iterdir()) and not overwrite:
+            raise ValueError(f"out_dir {str(out)!r} is not empty; choose a new directory or allow overwriting (--force)")
+        target = out
+    else:
+        target = out.absolute().parent
+        while not target.exists():
+            target = target.parent
+        if not target.is_dir():
+            raise ValueError(f"out_dir {str(out)!r} cannot be created: {str(target)!r} is not a directory")
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, "Permission denied (not writable)", str(target))
+    return out
 
 
 def write_report(
@@ -93,61 +133,94 @@ def write_report(
 ) -> ReportResult:
     """Write ``report.md``, ``report.json``, ``references.bib`` and PNG plots into ``out_dir``.
 
+    The files are written into a temporary directory beside ``out_dir`` and renamed into place
+    at the end, so ``out_dir`` never holds a half-written report; when two writers race for the
+    same new directory, the second fails with a ``FileExistsError`` that names it.
+
     Parameters
     ----------
     documents
         The JSON documents printed by ``dpkit epsilon|calibrate|train|audit --json``: paths,
         parsed dicts or :class:`Document` objects (at least one).
     out_dir
-        Directory to write into; created if missing. An existing non-empty directory is
-        refused unless ``overwrite`` (a user's files are never replaced silently).
+        Directory to write into; created (with its parents) if missing. An existing non-empty
+        directory is refused unless ``overwrite`` (a user's files are never replaced silently).
     rerun
         Re-execute each document's command and state whether its numbers are reproduced.
+        **This imports and runs code named in the documents** (``audit --mechanism
+        module:function``) and reads the files they name; see
+        :func:`dpkit.report.builder.code_to_import`. A document can run only the command it
+        records (never ``report`` or ``demo``) and no option that writes a file.
     overwrite
-        Allow writing into a non-empty directory (files of the same name are replaced).
+        Allow writing into a non-empty directory (files of the same name are replaced, each
+        atomically).
     plots
-        Draw the PNG plots (needs matplotlib, the ``plot`` extra).
+        Draw the PNG plots (needs matplotlib, the ``plot`` extra; without it the report is
+        written without plots and ``skipped_plots`` says why).
 
     Raises
     ------
     ValueError
         No documents, an unreadable document, or a non-empty ``out_dir`` without ``overwrite``.
+    OSError
+        ``out_dir`` cannot be written (the error names the path), or another writer created it
+        first (``FileExistsError``).
     """
     docs = [as_document(d) for d in documents]
     if not docs:
         raise ValueError("documents must contain at least one dpkit JSON document")
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"out_dir {str(out)!r} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise ValueError(f"out_dir {str(out)!r} is not empty; choose a new directory or allow overwriting (--force)")
-    from dpkit.report.builder import build_report as _build
-    from dpkit.report.markdown import render_markdown
-
+    out = check_out_dir(out_dir, overwrite)
     report = _build(docs, rerun=rerun)
-    out.mkdir(parents=True, exist_ok=True)
-    drawn: dict[str, str] = {}
-    skipped: dict[str, str] = {}
-    if plots:
-        from dpkit.report.plots import write_plots
-
-        drawn, skipped = write_plots(report, out)
-    else:
-        skipped = {"all plots": "disabled"}
-    report["plots"] = dict(drawn)
-    report["skipped_plots"] = dict(skipped)
-    paths = {"markdown": out / "report.md", "json": out / "report.json", "bibtex": out / "references.bib"}
-    paths["markdown"].write_text(render_markdown(report, drawn, skipped), encoding="utf-8")
-    paths["json"].write_text(json.dumps(_finite(report), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    paths["bibtex"].write_text(render_bibtex(report["references"]), encoding="utf-8")
+    out.absolute().parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.absolute().parent))
+    try:
+        drawn: dict[str, str] = {}
+        skipped: dict[str, str] = {}
+        if plots:
+            try:
+                drawn, skipped = write_plots(report, tmp)
+            except ImportError:
+                for name in drawn:
+                    (tmp / drawn[name]).unlink(missing_ok=True)
+                drawn, skipped = {}, {"all plots": PLOT_EXTRA_HINT}
+        else:
+            skipped = {"all plots": "disabled"}
+        report["plots"] = dict(drawn)
+        report["skipped_plots"] = dict(skipped)
+        names = {"markdown": "report.md", "json": "report.json", "bibtex": "references.bib"}
+        (tmp / names["markdown"]).write_text(render_markdown(report, drawn, skipped), encoding="utf-8")
+        (tmp / names["json"]).write_text(json.dumps(_finite(report), indent=2, allow_nan=False) + "\n",
+                                         encoding="utf-8")
+        (tmp / names["bibtex"]).write_text(render_bibtex(report["references"]), encoding="utf-8")
+        _move_into_place(tmp, out, overwrite)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
     return ReportResult(
         out_dir=out,
-        markdown=paths["markdown"],
-        json=paths["json"],
-        bibtex=paths["bibtex"],
+        markdown=out / names["markdown"],
+        json=out / names["json"],
+        bibtex=out / names["bibtex"],
         plots={name: out / filename for name, filename in drawn.items()},
         skipped_plots=skipped,
         rerun_matched=report["rerun_matched"],
         references=tuple(report["references"]),
         report=report,
     )
+
+
+def _move_into_place(tmp: Path, out: Path, overwrite: bool) -> None:
+    """Rename the finished ``tmp`` directory to ``out`` (atomic); into a non-empty ``out`` only with ``overwrite``."""
+    try:
+        os.rename(tmp, out)  # POSIX: also replaces an *empty* directory; fails on a non-empty one
+        return
+    except OSError as error:
+        if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR, errno.EACCES, errno.EPERM):
+            raise
+        if not out.is_dir():
+            raise
+        if any(out.iterdir()) and not overwrite:
+            raise FileExistsError(errno.EEXIST, "another writer created it, or it is no longer empty; nothing was "
+                                  "written (rerun with a new directory)", str(out)) from None
+    for item in sorted(tmp.iterdir()):  # overwrite: each file replaced atomically
+        os.replace(item, out / item.name)

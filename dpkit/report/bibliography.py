@@ -1,10 +1,13 @@
 """BibTeX entries of the methods behind dpkit's numbers, and the selection for one report.
 
 A report cites *exactly* the methods its numbers depend on: the mechanisms that spent the
-budget, the accountants and conversions that turned events into (ε, δ) (recognised from the
-citations in each result's ``method`` string, plus the subsampling analysis the accountant
-used), the algorithm's paper, and the audit's statistics. :func:`keys_for` makes that
-selection; :func:`render_bibtex` writes the entries.
+budget, the accountants, conversions and subsampling bounds that turned events into (ε, δ)
+(the ``references`` every :class:`~dpkit.accounting.base.AccountingResult` carries), the
+algorithm's papers (:data:`ALGORITHM_KEYS`, by registry name), the data set
+(:data:`DATASET_KEYS`, by the name in a train document's ``config["data"]``), and the audit's
+statistics (the ``references`` of its result). Keys come from these structured fields and
+tables only, never from free text. :func:`keys_for` makes that selection; :func:`render_bibtex`
+writes the entries.
 
 Only entries whose metadata were checked are listed; missing page numbers are left out rather
 than guessed.
@@ -12,7 +15,6 @@ than guessed.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable, Mapping
 
 ENTRIES: dict[str, str] = {
@@ -76,6 +78,16 @@ ENTRIES: dict[str, str] = {
   volume = {80},
   pages = {394--403},
   year = {2018}
+}""",
+    "dwork2014algorithmic": """@article{dwork2014algorithmic,
+  author = {Dwork, Cynthia and Roth, Aaron},
+  title = {The Algorithmic Foundations of Differential Privacy},
+  journal = {Foundations and Trends in Theoretical Computer Science},
+  volume = {9},
+  number = {3--4},
+  pages = {211--407},
+  year = {2014},
+  doi = {10.1561/0400000042}
 }""",
     "dwork2010boosting": """@inproceedings{dwork2010boosting,
   author = {Dwork, Cynthia and Rothblum, Guy N. and Vadhan, Salil},
@@ -180,7 +192,7 @@ ENTRIES: dict[str, str] = {
   year = {2017},
   doi = {10.14778/3055330.3055331}
 }""",
-    # algorithm papers (seeds 000-004)
+    # algorithm papers (seeds 000-004) and the centralised baseline
     "ding2020towards": """@inproceedings{ding2020towards,
   author = {Ding, J. and Wang, J. and Liang, G. and Bi, J. and Pan, M.},
   title = {Towards Plausible Differentially Private {ADMM} Based Distributed Machine Learning},
@@ -216,6 +228,31 @@ ENTRIES: dict[str, str] = {
   number = {6},
   year = {2019},
   doi = {10.1109/TIFS.2019.2931068}
+}""",
+    "song2013stochastic": """@inproceedings{song2013stochastic,
+  author = {Song, Shuang and Chaudhuri, Kamalika and Sarwate, Anand D.},
+  title = {Stochastic Gradient Descent with Differentially Private Updates},
+  booktitle = {2013 IEEE Global Conference on Signal and Information Processing (GlobalSIP)},
+  pages = {245--248},
+  year = {2013},
+  doi = {10.1109/GlobalSIP.2013.6736861}
+}""",
+    "bassily2014private": """@inproceedings{bassily2014private,
+  author = {Bassily, Raef and Smith, Adam and Thakurta, Abhradeep},
+  title = {Private Empirical Risk Minimization: Efficient Algorithms and Tight Error Bounds},
+  booktitle = {2014 IEEE 55th Annual Symposium on Foundations of Computer Science (FOCS)},
+  pages = {464--473},
+  year = {2014},
+  doi = {10.1109/FOCS.2014.56}
+}""",
+    # data sets
+    "becker1996adult": """@misc{becker1996adult,
+  author       = {Becker, Barry and Kohavi, Ronny},
+  title        = {Adult},
+  year         = {1996},
+  howpublished = {UCI Machine Learning Repository},
+  doi          = {10.24432/C5XW20},
+  note         = {CC BY 4.0}
 }""",
     # auditing
     "clopper1934use": """@article{clopper1934use,
@@ -258,6 +295,14 @@ ENTRIES: dict[str, str] = {
   year = {2021},
   doi = {10.1109/SP40001.2021.00069}
 }""",
+    "nasr2023tight": """@inproceedings{nasr2023tight,
+  author = {Nasr, Milad and Hayes, Jamie and Steinke, Thomas and Balle, Borja and Tram{\\`e}r, Florian and Jagielski, Matthew and Carlini, Nicholas and Terzis, Andreas},
+  title = {Tight Auditing of Differentially Private Machine Learning},
+  booktitle = {32nd USENIX Security Symposium (USENIX Security 23)},
+  year = {2023},
+  eprint = {2302.07956},
+  archivePrefix = {arXiv}
+}""",
     "steinke2023privacy": """@inproceedings{steinke2023privacy,
   author = {Steinke, Thomas and Nasr, Milad and Jagielski, Matthew},
   title = {Privacy Auditing with One (1) Training Run},
@@ -265,30 +310,6 @@ ENTRIES: dict[str, str] = {
   year = {2023}
 }""",
 }
-
-#: Citations recognised in ``method`` strings of accounting and audit results → entry keys.
-METHOD_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"Mironov,? Talwar", "mironov2019sampled"),
-    (r"Mironov (\()?2017", "mironov2017renyi"),
-    (r"\bRDP\b", "mironov2017renyi"),
-    (r"Balle et al\.? 2020", "balle2020hypothesis"),
-    (r"Canonne|CKS 2020", "canonne2020discrete"),
-    (r"Bun (&|and) Steinke", "bun2016concentrated"),
-    (r"Balle (&|and) Wang", "balle2018improving"),
-    (r"Wang, Balle", "wang2019subsampled"),
-    (r"Dwork, Rothblum|advanced composition", "dwork2010boosting"),
-    (r"Kairouz", "kairouz2015composition"),
-    (r"Dong, Roth|mu-GDP|μ-GDP", "dong2022gaussian"),
-    (r"Koskela", "koskela2020computing"),
-    (r"Doroshenko", "doroshenko2022connect"),
-    (r"Meiser", "meiser2018tight"),
-    (r"Clopper", "clopper1934use"),
-    (r"Jagielski, Ullman", "jagielski2020auditing"),
-    (r"Nasr et al|Nasr, Song", "nasr2021adversary"),
-    (r"Steinke, Nasr|one run|one training run", "steinke2023privacy"),
-    (r"DP-Sniper|Bichsel", "bichsel2021dpsniper"),
-    (r"StatDP|Ding et al\.? 2018", "ding2018detecting"),
-)
 
 #: Event kinds (``PrivacyEvent.to_dict()["kind"]``) → the mechanism's paper.
 MECHANISM_KEYS: dict[str, str] = {
@@ -301,29 +322,39 @@ MECHANISM_KEYS: dict[str, str] = {
     "sparse_vector": "lyu2017understanding",
 }
 
-#: Algorithms of ``dpkit train`` → their seed paper.
-ALGORITHM_KEYS: dict[str, str] = {
-    "pp-admm": "ding2020towards",
-    "ipp-admm": "ding2020towards",
-    "admm": "ding2020towards",
-    "hetero-admm": "wang2020privacy",
-    "a-ddp": "cheng2020adaptive",
-    "dvp-admm": "zhang2016dual",
-    "dvp-pvp": "zhang2016dual",
-    "dp-admm": "huang2019dpadmm",
-    "admm-pvp": "huang2019dpadmm",
+#: Algorithms of ``dpkit train`` (registry names) → the papers the algorithm implements.
+ALGORITHM_KEYS: dict[str, tuple[str, ...]] = {
+    "admm": ("ding2020towards",),  # the non-private reference: Ding et al. 2020, eqs. 3-4
+    "dp-logreg": ("song2013stochastic", "bassily2014private", "dong2022gaussian"),  # noisy GD, GDP calibration
+    "pp-admm": ("ding2020towards",),
+    "ipp-admm": ("ding2020towards",),
+    "dp-admm": ("huang2019dpadmm",),
+    "admm-pvp": ("huang2019dpadmm",),  # Huang et al. 2019, Algorithm 2
+    "hetero-admm": ("wang2020privacy",),
+    "a-ddp": ("cheng2020adaptive",),
+    "dvp-admm": ("zhang2016dual",),
 }
 
-#: Accountant names (as in ``AccountingResult.accountant``) → the view's own paper, cited even
-#: when the method string names only the conversion.
-ACCOUNTANT_KEYS: dict[str, tuple[str, ...]] = {
-    "rdp": ("mironov2017renyi",),
-    "zcdp": ("bun2016concentrated",),
-    "pld": ("koskela2020computing", "doroshenko2022connect"),
-    "gdp": ("dong2022gaussian",),
-    "gdp-exact": ("dong2022gaussian",),
-    "analytic": ("balle2018improving",),
+#: Data sets of ``dpkit train`` (``config["data"]`` of a train document) → their citation, by name prefix.
+DATASET_KEYS: dict[str, tuple[str, ...]] = {
+    "adult": ("becker1996adult",),
 }
+
+
+def dataset_keys(name: str | None) -> tuple[str, ...]:
+    """The citation of the data set a train document names (``config["data"]``, e.g. ``"adult[104]"``).
+
+    >>> dataset_keys("adult[104]"), dataset_keys("synthetic(n=4000, d=20)"), dataset_keys(None)
+    (('becker1996adult',), (), ())
+    """
+    if not isinstance(name, str):
+        return ()
+    keys: list[str] = []
+    for prefix, cited in DATASET_KEYS.items():
+        if name.lower().startswith(prefix):
+            keys.extend(cited)
+    return tuple(keys)
+
 
 #: Audit input patterns → the paper that introduced them.
 AUDIT_PAIRS_KEYS: dict[str, str] = {
@@ -341,11 +372,6 @@ AUDIT_MECHANISM_KEYS: dict[str, str] = {
     "svt": "lyu2017understanding",
     "above-threshold": "lyu2017understanding",
 }
-
-
-def keys_in_method(method: str) -> set[str]:
-    """Entry keys whose citation appears in a result's ``method`` string."""
-    return {key for pattern, key in METHOD_PATTERNS if re.search(pattern, method or "")}
 
 
 def event_kinds(event: Mapping) -> set[str]:
@@ -369,55 +395,48 @@ def keys_for(
     events: Iterable[Mapping] = (),
     algorithms: Iterable[str] = (),
     audits: Iterable[Mapping] = (),
+    datasets: Iterable[str | None] = (),
 ) -> list[str]:
     """The sorted entry keys a report's numbers depend on.
 
     Parameters
     ----------
     accountings
-        ``AccountingResult.to_dict()``-like mappings (``accountant`` and ``method``) of every
-        privacy number the report shows.
+        ``AccountingResult.to_dict()``-like mappings of every privacy number the report shows;
+        their ``references`` are cited.
     events
         Serialised privacy events that were accounted (their mechanisms and their subsampling).
     algorithms
         ``dpkit train`` algorithm names.
     audits
-        Audit result mappings (``method``, ``pairs``, ``witness``, and ``mechanism_name``: the
+        Audit result mappings (``references``, ``pairs``, and ``mechanism_name``: the
         ``--mechanism`` option of ``dpkit audit``).
+    datasets
+        Data set names of ``dpkit train`` documents (``config["data"]``).
 
     Examples
     --------
-    >>> keys_for(accountings=[{"accountant": "gdp", "method": "exact mu-GDP composition"}],
+    >>> keys_for(accountings=[{"accountant": "gdp", "references": ["dong2022gaussian"]}],
     ...          events=[{"kind": "gaussian", "sigma": 1.0, "sensitivity": 1.0}])
     ['dong2022gaussian', 'dwork2006our']
     """
     keys: set[str] = set()
-    accountant_names = set()
     for result in accountings:
-        name = str(result.get("accountant", ""))
-        accountant_names.add(name)
-        keys.update(ACCOUNTANT_KEYS.get(name, ()))
-        keys |= keys_in_method(str(result.get("method", "")))
+        keys.update(result.get("references") or ())
     kinds: set[str] = set()
     for event in events:
         kinds |= event_kinds(event)
     keys.update(MECHANISM_KEYS[kind] for kind in kinds if kind in MECHANISM_KEYS)
-    if "rdp" in accountant_names:
-        if "poisson_sampled" in kinds:
-            keys.add("mironov2019sampled")
-        if "sampled_without_replacement" in kinds:
-            keys.add("wang2019subsampled")
-    keys.update(ALGORITHM_KEYS[name] for name in algorithms if name in ALGORITHM_KEYS)
+    for name in algorithms:
+        keys.update(ALGORITHM_KEYS.get(name, ()))
+    for name in datasets:
+        keys.update(dataset_keys(name))
     for audit in audits:
-        keys |= keys_in_method(str(audit.get("method", "")))
+        keys.update(audit.get("references") or ())
         if audit.get("mechanism_name") in AUDIT_MECHANISM_KEYS:
             keys.add(AUDIT_MECHANISM_KEYS[audit["mechanism_name"]])
-        pairs = audit.get("pairs")
-        if pairs in AUDIT_PAIRS_KEYS:
-            keys.add(AUDIT_PAIRS_KEYS[pairs])
-        witness_event = (audit.get("witness") or {}).get("event") or {}
-        if "learned" in str(witness_event.get("feature", "")) or "classifier" in str(witness_event.get("family", "")):
-            keys.add("bichsel2021dpsniper")
+        if audit.get("pairs") in AUDIT_PAIRS_KEYS:
+            keys.add(AUDIT_PAIRS_KEYS[audit["pairs"]])
     unknown = keys - ENTRIES.keys()
     if unknown:  # a pattern or table pointing nowhere is a bug in this module
         raise KeyError(f"bibliography keys without an entry: {sorted(unknown)}")

@@ -1,7 +1,7 @@
 """Input documents of a report: the JSON objects that ``dpkit <command> --json`` prints.
 
 Every such object carries a provenance envelope under ``"dpkit"`` (command, argv, config,
-config_hash, environment; see :mod:`dpkit.cli.main`). :func:`load_document` reads and checks
+config_hash, environment; see :mod:`dpkit.commands.runner`). :func:`load_document` reads and checks
 one, so that a report never silently works from a file it does not understand.
 """
 
@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from dpkit.report.provenance import config_hash
+from dpkit.commands.provenance import config_hash
 
 #: Commands whose output a report understands, and the result fields each must carry.
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "epsilon": ("delta", "event"),
     "calibrate": ("epsilon", "delta", "parameter", "parameter_name", "neighbouring", "mechanism", "count", "sampling", "event"),
-    "train": ("algorithm", "accuracy", "delta", "ledger", "guarantees"),
+    "train": ("algorithm", "variant", "accuracy", "delta", "guarantee", "paper_claim", "extra_guarantees", "ledger",
+              "config"),
     "audit": ("epsilon_lower_bound", "violation", "claimed_epsilon", "claimed_delta", "confidence", "samples", "method"),
 }
 ENVELOPE_FIELDS = ("command", "argv", "config", "config_hash", "environment")
@@ -92,10 +93,35 @@ def document_from_dict(data: Any, source: str = "<dict>") -> Document:
         raise ValueError(f"{source}: \"dpkit\".argv must be a list of strings")
     if command == "epsilon" and "results" not in data and "epsilon" not in data:  # --compare prints "results"
         raise ValueError(f"{source}: an epsilon document needs \"epsilon\" or \"results\"")
+    if command == "train" and "guarantees" in data and "guarantee" not in data:
+        raise ValueError(f"{source}: a train document in the old format (\"guarantees\", a bare ledger list); "
+                         "recreate it with the current `dpkit train ... --json`")
     missing = [field for field in REQUIRED_FIELDS[command] if field not in data]
     if missing:
         raise ValueError(f"{source}: a {command} document needs the fields {missing}")
+    if command == "train":
+        _check_train(data, source)
     return Document(source=source, command=command, payload=data)
+
+
+def _check_train(data: Mapping[str, Any], source: str) -> None:
+    """The shapes a report reads from a train document (``TrainingResult.to_dict()``)."""
+    ledger = data["ledger"]
+    if not isinstance(ledger, Mapping) or not isinstance(ledger.get("groups"), list) or "neighbouring" not in ledger:
+        raise ValueError(f"{source}: a train document's \"ledger\" must be {{\"neighbouring\": ..., \"groups\": [...]}}")
+    for group in ledger["groups"]:
+        if not isinstance(group, Mapping) or not isinstance(group.get("agents"), list) \
+                or not isinstance(group.get("events"), list) \
+                or not all(isinstance(item, list) and len(item) == 2 for item in group["events"]):
+            raise ValueError(f"{source}: every ledger group needs \"agents\" and \"events\" ([event, count] pairs)")
+    for name in ("guarantee", "paper_claim"):
+        if data[name] is not None and not isinstance(data[name], Mapping):
+            raise ValueError(f"{source}: \"{name}\" must be an object or null")
+    if not isinstance(data["extra_guarantees"], Mapping) or not all(
+            isinstance(v, Mapping) for v in data["extra_guarantees"].values()):
+        raise ValueError(f"{source}: \"extra_guarantees\" must map names to accounting results")
+    if not isinstance(data["config"], Mapping):
+        raise ValueError(f"{source}: \"config\" must be an object")
 
 
 def load_document(path: str | Path) -> Document:

@@ -59,6 +59,68 @@ def down(value: float | None, digits: int = 4) -> str:
     return f"{steps / scale:.{digits}f}"
 
 
+def agreement(row: Mapping[str, Any]) -> str:
+    """``identical``, ``equal within relative tolerance ... (difference ...)`` or ``DIFFERENT``.
+
+    >>> agreement({"identical": False, "matched": True, "document": 1.0, "report": 1.0 + 4e-14, "rtol": 1e-9})
+    'equal within relative tolerance 1e-09, not identical (report - document = +3.997e-14)'
+    """
+    original = row.get("document", row.get("original"))
+    new = row.get("report", row.get("rerun"))
+    if row.get("identical", original == new):
+        return "identical"
+    difference = ""
+    if isinstance(original, (int, float)) and isinstance(new, (int, float)) and not isinstance(original, bool) \
+            and math.isfinite(original) and math.isfinite(new):
+        label = "report - document" if "report" in row else "rerun - document"
+        difference = f" ({label} = {float(new) - float(original):+.4g})"
+    if row.get("matched"):
+        return f"equal within relative tolerance {row.get('rtol', 0):g}, not identical{difference}"
+    return f"DIFFERENT{difference}"
+
+
+def _train_section(doc: Mapping[str, Any]) -> list[str]:
+    """A train document: variant, certified ε and who certified it, the paper's claim, extras, accuracy, data, ledger."""
+    t = doc["train"]
+    out = ["### The training run", ""]
+    majority = t.get("majority_accuracy")
+    accuracy = "-" if t["accuracy"] is None else repr(t["accuracy"])
+    out += [f"- **Algorithm:** `{t['algorithm']}`, variant `{t['variant']}`",
+            f"- **Test accuracy:** {accuracy} (majority class: {cell(majority)})"]
+    certified = t["certified"]
+    if certified is None:
+        out.append("- **Certified ε:** none — a non-private run, no privacy guarantee")
+    else:
+        out.append(f"- **Certified ε (record-level, {certified['neighbouring']}):** {up(certified['epsilon'])} "
+                   f"at δ = {certified['delta']:g}, certified by the `{certified['accountant']}` accountant "
+                   f"(the tightest of dpkit's accountants over the run's ledger)")
+    claim = t.get("paper_claim")
+    if claim is not None:
+        value = "none stated" if claim.get("epsilon") is None else f"ε = {cell(claim['epsilon'])} at δ = {cell(claim.get('delta'))}"
+        validity = "a valid bound for this run" if claim.get("valid") else "**NOT a valid bound for this run**"
+        out.append(f"- **The paper's claim** ({cell(claim.get('rule'))}): {value}; {validity}")
+        out += [f"  - {cell(note)}" for note in claim.get("notes") or []]
+    elif certified is not None:
+        out.append("- **The paper's claim:** none for this variant")
+    for name, extra in t.get("extra_guarantees", {}).items():
+        out.append(f"- **Extra guarantee `{cell(name)}`:** ε = {up(extra.get('epsilon'))} at δ = {cell(extra.get('delta'))}, "
+                   f"{cell(extra.get('neighbouring'))}, certified by the `{cell(extra.get('accountant'))}` accountant")
+    out.append("")
+    if t.get("data"):
+        out += ["Data and targets:", "", table(["field", "value"], list(t["data"].items())), ""]
+    out += ["Ledger (what the mechanisms drew; agents with identical entries are grouped; agents hold disjoint "
+            "records, so the run's guarantee is the worst group's):", ""]
+    rows = []
+    for group in t["ledger"]:
+        agents = ", ".join(str(a) for a in group["agents"])
+        if not group["events"]:
+            rows.append([agents, "no releases", 0, 0])
+        for item in group["events"]:
+            rows.append([agents, item["description"], item["count"], group["releases"]])
+    out += [table(["agents", "event", "count", "releases of the group"], rows), ""]
+    return out
+
+
 def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> list[str]:
     out = [f"## {index}. `dpkit {doc['command']}` — {cell(doc['source'])}", ""]
     out += [
@@ -76,14 +138,22 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
         table(["parameter", "value"], sorted(doc["parameters"].items())),
         "",
     ]
-    if "analyses" in doc:
+    if doc.get("train"):
+        out += _train_section(doc)
+    if doc.get("analyses"):
         out += ["### The document's privacy numbers", "",
-                "`paper` rows are the seed paper's own analysis; `corrected` rows are dpkit's sound accounting.", ""]
+                "`certified` rows are an accountant's upper bound; a `paper claim` row restates the paper's own "
+                "analysis (valid only where it says so); `extra guarantee` rows are further accountant results, "
+                "each for the privacy unit its name states.", ""]
         out.append(table(["analysis", "role", "epsilon (rounded up)", "delta", "accountant", "method"],
-                         [[a["analysis"], a["role"], up(a.get("epsilon")), a.get("delta"), a.get("accountant"),
-                           a.get("method")] for a in doc["analyses"]]))
+                         [[a["analysis"], a["role"], up(a.get("epsilon")) if a["role"] != "paper claim"
+                           else cell(a.get("epsilon")), a.get("delta"), a.get("accountant"), a.get("method")]
+                          for a in doc["analyses"]]))
         out.append("")
     accounting = doc.get("accounting")
+    if accounting and not accounting["at_delta"] and set(accounting["skipped"]) == {"all"}:
+        out += ["### Privacy accounting", "", f"Nothing to account: {cell(accounting['skipped']['all'])}.", ""]
+        accounting = None
     if accounting:
         out += [f"### ε at δ = {accounting['delta']:g} under each accountant", ""]
         if accounting["at_delta"]:
@@ -113,15 +183,18 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
                 rows.append(row)
             out += ["### Privacy profile δ(ε) (upper bounds; every point in report.json)", "", table(headers, rows), ""]
         for consistency in doc.get("consistency", []):
-            state = "equal" if consistency["matched"] else "DIFFERENT"
-            out.append(f"- Recomputed {consistency['accountant']} ε: document {consistency['document']!r}, "
-                       f"report {consistency['report']!r} ({state})")
+            scope = consistency.get("scope", "accountant table")
+            other = consistency.get("report_accountant")
+            which = "" if other in (None, consistency["accountant"]) else f" (the report's answer came from {other})"
+            out.append(f"- Recomputed {consistency['accountant']} ε ({scope}): document {consistency['document']!r}, "
+                       f"report {consistency['report']!r}{which} ({agreement(consistency)})")
         if doc.get("consistency"):
             out.append("")
     training = doc.get("training")
     if training:
         kind = "private" if training.get("private", True) else "non-private"
-        out += ["### Training", "", f"- Test accuracy of the {kind} model: {training['accuracy']:.4f}"]
+        accuracy = "-" if training["accuracy"] is None else f"{training['accuracy']:.4f}"
+        out += ["### Training", "", f"- Test accuracy of the {kind} model: {accuracy}"]
         nonprivate = training.get("nonprivate")
         if nonprivate and nonprivate.get("accuracy") is not None:
             out.append(f"- Non-private baseline (`dpkit {training['nonprivate_argv']}`): accuracy {nonprivate['accuracy']:.4f}")
@@ -148,8 +221,9 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
                    f"configuration hash {'matches' if rerun['config_hash_matched'] else 'DIFFERS'}.")
         for key, (before, after) in rerun.get("config_differences", {}).items():
             out.append(f"- option `{cell(key)}`: document {cell(before)}, rerun {cell(after)}")
-        out += ["", table(["number", "document", "rerun", "identical"],
-                          [[f["field"], repr(f["original"]), repr(f["rerun"]), f["identical"]] for f in rerun["fields"]])]
+        out += ["", table(["number", "document", "rerun", "agreement"],
+                          [[f["field"], repr(f["original"]), repr(f["rerun"]), agreement({**f, "rtol": rerun["rtol"]})]
+                           for f in rerun["fields"]])]
     out.append("")
     shown = [(name, path) for name, path in plots.items() if path.startswith(f"doc{index}_")]
     for name, path in shown:

@@ -61,7 +61,8 @@ def test_result_records_relation_and_hash():
     assert result.neighbouring is NeighbouringRelation.REPLACE_ONE
     assert result.ledger_hash == accountant.ledger_hash()
     payload = result.to_dict()
-    assert payload["neighbouring"] == "replace-one" and payload["epsilon_upper"] == 0.5
+    assert payload["neighbouring"] == "replace-one" and payload["epsilon"] == 0.5
+    assert "epsilon_upper" not in payload  # one name per number
 
 
 def test_unknown_relation_is_refused():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from dpkit.accounting.events import GaussianEvent, LaplaceEvent, PoissonSampledEvent
-from dpkit.accounting.rdp import RdpAccountant
+from dpkit.accounting.rdp import RDPAccountant
 
 pytestmark = pytest.mark.compare
 
@@ -51,14 +51,14 @@ CASES = [
 
 @pytest.mark.parametrize("q, sigma, steps, delta", CASES)
 def test_at_least_as_tight_as_dp_accounting(q, sigma, steps, delta):
-    ours = RdpAccountant().compose(PoissonSampledEvent(GaussianEvent(sigma), q), steps).get_epsilon(delta)
+    ours = RDPAccountant().compose(PoissonSampledEvent(GaussianEvent(sigma), q), steps).get_epsilon(delta)
     theirs = dpa_rdp_epsilon(q, sigma, steps, delta)
     assert ours.epsilon <= theirs * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("q, sigma, steps, delta", CASES[:1] + CASES[3:5])
 def test_never_below_exact(q, sigma, steps, delta):
-    ours = RdpAccountant().compose(PoissonSampledEvent(GaussianEvent(sigma), q), steps).get_epsilon(delta)
+    ours = RDPAccountant().compose(PoissonSampledEvent(GaussianEvent(sigma), q), steps).get_epsilon(delta)
     assert ours.epsilon >= dpa_pld_lower(q, sigma, steps, delta)
 
 
@@ -68,5 +68,5 @@ def test_laplace_matches_dp_accounting():
 
     acc = rdp_privacy_accountant.RdpAccountant()
     acc.compose(dpa.LaplaceDpEvent(2.0), 20)
-    ours = RdpAccountant().compose(LaplaceEvent(2.0), 20).get_epsilon(1e-5).epsilon
+    ours = RDPAccountant().compose(LaplaceEvent(2.0), 20).get_epsilon(1e-5).epsilon
     assert ours <= acc.get_epsilon(1e-5) * (1 + 1e-12)

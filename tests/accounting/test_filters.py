@@ -22,7 +22,7 @@ from dpkit.accounting.events import (
 )
 from dpkit.accounting.filters import ApproxDPFilter, GaussianDPFilter, RenyiFilter, ZCDPFilter
 from dpkit.accounting.gdp import gdp_mu_to_epsilon
-from dpkit.accounting.rdp import RdpAccountant, rdp_curve, rdp_to_epsilon
+from dpkit.accounting.rdp import RDPAccountant, rdp_curve, rdp_to_epsilon
 
 step = st.tuples(st.floats(0.5, 5.0), st.floats(0.001, 0.2), st.booleans())
 
@@ -101,7 +101,7 @@ def test_refusal_records_nothing():
 
 def test_renyi_from_target_with_plan_accepts_the_plan():
     event = PoissonSampledEvent(GaussianEvent(1.1), 0.01)
-    rdp = RdpAccountant()
+    rdp = RDPAccountant()
     rdp.compose(event, 2000)
     target = rdp.get_epsilon(1e-5).epsilon * 1.01
     filt = RenyiFilter.from_target(target, 1e-5, plan=repeat(event, 2000))

@@ -17,6 +17,7 @@ from scipy import optimize
 from scipy.stats import norm
 
 from dpkit.accounting import rdp_mechanisms as rm
+from dpkit.accounting.analytic_gaussian import gaussian_epsilon
 from dpkit.accounting.base import UnsupportedEventError
 from dpkit.accounting.events import (
     ApproxDPEvent,
@@ -37,7 +38,7 @@ from dpkit.accounting.events import (
     compose,
     repeat,
 )
-from dpkit.accounting.rdp import RdpAccountant, event_rdp, rdp_to_delta, rdp_to_epsilon
+from dpkit.accounting.rdp import RDPAccountant, event_rdp, rdp_to_delta, rdp_to_epsilon
 
 REF = json.loads((Path(__file__).resolve().parents[1] / "data" / "rdp_references.json").read_text())
 RTOL = 1e-10
@@ -128,20 +129,20 @@ def test_interpolated_curve_is_chord_of_integer_values():
 
 @pytest.mark.parametrize("case", REF["gaussian_improved_epsilon"])
 def test_gaussian_epsilon_matches_continuous_optimum(case):
-    acc = RdpAccountant().compose(GaussianEvent(case["sigma"]), case["count"])
+    acc = RDPAccountant().compose(GaussianEvent(case["sigma"]), case["count"])
     res = acc.get_epsilon(case["delta"])
     ref = float(case["epsilon"])
     assert ref <= res.epsilon <= ref * (1 + 1e-9)
     assert res.order == pytest.approx(float(case["order"]), rel=1e-3)
     assert not res.order_on_boundary
-    classic = RdpAccountant(conversion="classic").compose(GaussianEvent(case["sigma"]), case["count"])
+    classic = RDPAccountant(conversion="classic").compose(GaussianEvent(case["sigma"]), case["count"])
     assert rel(classic.get_epsilon(case["delta"]).epsilon, float(case["classic"])) <= 1e-9
     # an upper bound on the exact ε of the composed Gaussian (Balle & Wang 2018)
     assert res.epsilon >= float(case["exact"])
 
 
 def test_get_delta_inverts_get_epsilon():
-    acc = RdpAccountant().compose(PoissonSampledEvent(GaussianEvent(1.1), 0.01), 1000)
+    acc = RDPAccountant().compose(PoissonSampledEvent(GaussianEvent(1.1), 0.01), 1000)
     res = acc.get_epsilon(1e-5)
     back = acc.get_delta(res.epsilon)
     assert back.delta <= 1e-5 * (1 + 1e-9)
@@ -149,7 +150,7 @@ def test_get_delta_inverts_get_epsilon():
 
 
 def test_dpsgd_reference_value_from_issue():
-    res = RdpAccountant().compose(PoissonSampledEvent(GaussianEvent(1.1), 0.01), 10_000).get_epsilon(1e-5)
+    res = RDPAccountant().compose(PoissonSampledEvent(GaussianEvent(1.1), 0.01), 10_000).get_epsilon(1e-5)
     assert 5.62 < res.epsilon < 5.64
     assert res.epsilon > 5.19  # the exact (PLD) value is about 5.19: RDP must stay above it
     # reported ε equals the conversion at the reported order, computed from the mpmath-checked curve
@@ -160,7 +161,7 @@ def test_dpsgd_reference_value_from_issue():
 
 
 def test_fixed_orders_are_used_exactly():
-    acc = RdpAccountant(orders=[2, 4, 8]).compose(GaussianEvent(3.0), 10)
+    acc = RDPAccountant(orders=[2, 4, 8]).compose(GaussianEvent(3.0), 10)
     res = acc.get_epsilon(1e-5)
     assert res.order in (2.0, 4.0, 8.0)
     eps, order = rdp_to_epsilon([2, 4, 8], [10 * a / 18 for a in (2, 4, 8)], 1e-5)
@@ -170,7 +171,7 @@ def test_fixed_orders_are_used_exactly():
 
 
 def test_order_on_boundary_is_reported():
-    res = RdpAccountant(orders=[2, 3]).compose(GaussianEvent(100.0)).get_epsilon(1e-5)
+    res = RDPAccountant(orders=[2, 3]).compose(GaussianEvent(100.0)).get_epsilon(1e-5)
     assert res.order == 3.0 and res.order_on_boundary
 
 
@@ -198,8 +199,8 @@ def exact_gaussian_epsilon(mu: float, delta: float) -> float:
     delta=st.sampled_from([1e-3, 1e-5, 1e-8]),
 )
 def test_k_fold_gaussian_is_above_exact_and_improved_below_classic(sigma, k, delta):
-    improved = RdpAccountant().compose(GaussianEvent(sigma), k).get_epsilon(delta).epsilon
-    classic = RdpAccountant(conversion="classic").compose(GaussianEvent(sigma), k).get_epsilon(delta).epsilon
+    improved = RDPAccountant().compose(GaussianEvent(sigma), k).get_epsilon(delta).epsilon
+    classic = RDPAccountant(conversion="classic").compose(GaussianEvent(sigma), k).get_epsilon(delta).epsilon
     assert improved <= classic
     assert improved >= exact_gaussian_epsilon(math.sqrt(k) / sigma, delta) * (1 - 1e-9)
 
@@ -208,7 +209,7 @@ def test_k_fold_gaussian_is_above_exact_and_improved_below_classic(sigma, k, del
 @given(sigma=st.floats(0.6, 5.0), factor=st.floats(1.01, 2.0), q=st.floats(0.001, 0.2), steps=st.integers(1, 5000))
 def test_epsilon_monotone_in_sigma_count_and_rate(sigma, factor, q, steps):
     def eps(s, qq, n):
-        return RdpAccountant().compose(PoissonSampledEvent(GaussianEvent(s), qq), n).get_epsilon(1e-5).epsilon
+        return RDPAccountant().compose(PoissonSampledEvent(GaussianEvent(s), qq), n).get_epsilon(1e-5).epsilon
 
     base = eps(sigma, q, steps)
     assert eps(sigma * factor, q, steps) <= base * (1 + 1e-9)
@@ -237,15 +238,15 @@ SUPPORTED_ADD_REMOVE = [
 @pytest.mark.parametrize("event", SUPPORTED_ADD_REMOVE, ids=lambda e: type(e).__name__)
 def test_composition_forms_agree(event):
     n = 7
-    one_by_one = RdpAccountant()
+    one_by_one = RDPAccountant()
     for _ in range(n):
         one_by_one.compose(event)
     forms = [
         one_by_one,
-        RdpAccountant().compose(event, n),
-        RdpAccountant().compose(ComposedEvent((event,) * n)),
-        RdpAccountant().compose(SelfComposedEvent(event, n)),
-        RdpAccountant().compose(repeat(compose(event), n)),
+        RDPAccountant().compose(event, n),
+        RDPAccountant().compose(ComposedEvent((event,) * n)),
+        RDPAccountant().compose(SelfComposedEvent(event, n)),
+        RDPAccountant().compose(repeat(compose(event), n)),
     ]
     values = [acc.get_epsilon(1e-6).epsilon for acc in forms]
     assert max(values) - min(values) <= 1e-12 * max(values)
@@ -253,12 +254,12 @@ def test_composition_forms_agree(event):
 
 def test_without_replacement_accountant_and_fractional_orders():
     event = SampledWithoutReplacementEvent(GaussianEvent(1.0), 100, 10_000)
-    acc = RdpAccountant(neighbouring="replace-one").compose(event, 1000)
+    acc = RDPAccountant(neighbouring="replace-one").compose(event, 1000)
     res = acc.get_epsilon(1e-5)
-    integer_only = RdpAccountant(neighbouring="replace-one", orders=range(2, 257)).compose(event, 1000)
+    integer_only = RDPAccountant(neighbouring="replace-one", orders=range(2, 257)).compose(event, 1000)
     assert res.epsilon <= integer_only.get_epsilon(1e-5).epsilon
     # amplification: below the same 1000 Gaussians without sampling, and above zero
-    plain = RdpAccountant(neighbouring="replace-one").compose(GaussianEvent(1.0), 1000).get_epsilon(1e-5)
+    plain = RDPAccountant(neighbouring="replace-one").compose(GaussianEvent(1.0), 1000).get_epsilon(1e-5)
     assert 0 < res.epsilon < plain.epsilon / 5
 
 
@@ -284,7 +285,7 @@ def test_parallel_is_pointwise_max():
     ],
 )
 def test_unsupported_events_raise_and_leave_ledger_untouched(event, relation):
-    acc = RdpAccountant(neighbouring=relation)
+    acc = RDPAccountant(neighbouring=relation)
     assert not acc.supports(event)
     with pytest.raises(UnsupportedEventError):
         acc.compose(event)
@@ -293,7 +294,7 @@ def test_unsupported_events_raise_and_leave_ledger_untouched(event, relation):
 
 @pytest.mark.parametrize("delta", [0.0, 1.0, -1e-5, 1.5, float("nan")])
 def test_invalid_delta_rejected(delta):
-    acc = RdpAccountant().compose(GaussianEvent(1.0))
+    acc = RDPAccountant().compose(GaussianEvent(1.0))
     with pytest.raises(ValueError, match="delta"):
         acc.get_epsilon(delta)
 
@@ -301,7 +302,7 @@ def test_invalid_delta_rejected(delta):
 @pytest.mark.parametrize("epsilon", [-1.0, float("nan")])
 def test_invalid_epsilon_rejected(epsilon):
     with pytest.raises(ValueError, match="epsilon"):
-        RdpAccountant().compose(GaussianEvent(1.0)).get_delta(epsilon)
+        RDPAccountant().compose(GaussianEvent(1.0)).get_delta(epsilon)
 
 
 def test_invalid_arguments_rejected():
@@ -314,23 +315,23 @@ def test_invalid_arguments_rejected():
     with pytest.raises(ValueError, match="q"):
         rm.rdp_poisson_subsampled_gaussian(2.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="count"):
-        RdpAccountant().compose(GaussianEvent(1.0), 0)
+        RDPAccountant().compose(GaussianEvent(1.0), 0)
     with pytest.raises(ValueError, match="orders"):
-        RdpAccountant(orders=[0.5, 2])
+        RDPAccountant(orders=[0.5, 2])
     with pytest.raises(ValueError, match="conversion"):
-        RdpAccountant(conversion="best")
+        RDPAccountant(conversion="best")
     with pytest.raises(ValueError, match="sigma"):
         GaussianEvent(-1.0)
 
 
 def test_empty_ledger():
-    acc = RdpAccountant()
+    acc = RDPAccountant()
     assert acc.get_epsilon(1e-5).epsilon == 0.0
     assert acc.get_delta(1.0).delta == 0.0
 
 
 def test_result_to_dict_is_json():
-    res = RdpAccountant().compose(GaussianEvent(2.0), 3).get_epsilon(1e-5)
+    res = RDPAccountant().compose(GaussianEvent(2.0), 3).get_epsilon(1e-5)
     out = json.loads(json.dumps(res.to_dict()))
     assert out["accountant"] == "rdp" and out["order"] == res.order
 
@@ -338,10 +339,9 @@ def test_result_to_dict_is_json():
 @settings(max_examples=20)
 @given(sigma=st.floats(0.3, 30.0), k=st.integers(1, 500), delta=st.sampled_from([1e-2, 1e-6, 1e-12]))
 def test_k_fold_gaussian_above_analytic_gaussian_module(sigma, k, delta):
-    ag = pytest.importorskip("dpkit.accounting.analytic_gaussian")
-    rdp_eps = RdpAccountant().compose(GaussianEvent(sigma), k).get_epsilon(delta).epsilon
+    rdp_eps = RDPAccountant().compose(GaussianEvent(sigma), k).get_epsilon(delta).epsilon
     # k Gaussians with σ equal one Gaussian with σ/√k (exact, Balle & Wang 2018)
-    assert rdp_eps >= ag.gaussian_epsilon(sigma / math.sqrt(k), delta) * (1 - 1e-9)
+    assert rdp_eps >= gaussian_epsilon(sigma / math.sqrt(k), delta) * (1 - 1e-9)
 
 
 @settings(max_examples=15)
@@ -353,10 +353,35 @@ def test_k_fold_gaussian_above_analytic_gaussian_module(sigma, k, delta):
     delta=st.sampled_from([1e-3, 1e-6, 1e-10]),
 )
 def test_search_beats_a_dense_grid_on_mixed_ledgers(sigma, q, steps, scale, delta):
-    acc = RdpAccountant().compose(PoissonSampledEvent(GaussianEvent(sigma), q), steps).compose(LaplaceEvent(scale), 3)
+    acc = RDPAccountant().compose(PoissonSampledEvent(GaussianEvent(sigma), q), steps).compose(LaplaceEvent(scale), 3)
     res = acc.get_epsilon(delta)
     dense = [1 + x / 20 for x in range(1, 40)] + list(range(3, 200)) + [250, 400, 700, 1000, 2000, 5000]
     best = min(
         acc.rdp(a) + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1) for a in dense
     )
     assert res.epsilon <= max(best, 0.0) * (1 + 1e-9) + 1e-15
+
+
+@settings(max_examples=30, deadline=None)
+@given(sigma=st.floats(0.2, 50.0), sensitivity=st.floats(0.1, 5.0), k=st.integers(1, 10_000),
+       alpha=st.floats(1.01, 200.0))
+def test_gaussian_rdp_curve_is_the_closed_form(sigma, sensitivity, k, alpha):
+    # k Gaussians of sensitivity Δ: k α Δ² / (2σ²) at every order α (Mironov 2017, Prop. 7 and Prop. 1)
+    rdp = RDPAccountant().compose(GaussianEvent(sigma, sensitivity), k).rdp(alpha)
+    exact = k * alpha * sensitivity**2 / (2 * sigma**2)
+    assert rdp == pytest.approx(exact, rel=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(sigma=st.floats(0.5, 20.0), k=st.integers(1, 1000), delta=st.sampled_from([1e-3, 1e-6, 1e-10]))
+def test_gaussian_classic_conversion_is_the_closed_form_minimum(sigma, k, delta):
+    # classic conversion of the curve ρα (ρ = k/(2σ²)): min over α of ρα + log(1/δ)/(α − 1) is
+    # ρ + 2√(ρ log(1/δ)) at α* = 1 + √(log(1/δ)/ρ) (Mironov 2017, Prop. 3), when α* is in range
+    rho = k / (2 * sigma**2)
+    alpha_star = 1 + math.sqrt(math.log(1 / delta) / rho)
+    result = RDPAccountant(conversion="classic").compose(GaussianEvent(sigma), k).get_epsilon(delta)
+    closed = rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    if not result.order_on_boundary and 1.01 < alpha_star < 1e4:
+        assert result.epsilon == pytest.approx(closed, rel=1e-9)
+        assert result.order == pytest.approx(alpha_star, rel=1e-3)
+    assert result.epsilon >= closed * (1 - 1e-12)

@@ -29,11 +29,11 @@ from dpkit.accounting.events import (
     SparseVectorEvent,
     ZCDPEvent,
 )
-from dpkit.accounting.rdp import RdpAccountant
+from dpkit.accounting.rdp import RDPAccountant
 from dpkit.accounting.zcdp import (
     ZCDPAccountant,
     event_rho,
-    paper_000_approx_dp_to_zcdp,
+    ding_approx_dp_to_zcdp,
     rho_for,
     zcdp_to_delta,
     zcdp_to_epsilon,
@@ -78,7 +78,7 @@ def test_rho_for_is_one_sided_and_tight(epsilon, delta):
 
 def test_accountant_matches_rdp_of_gaussian():
     z = ZCDPAccountant().compose(GaussianEvent(10.0), 100)
-    r = RdpAccountant().compose(GaussianEvent(10.0), 100)
+    r = RDPAccountant().compose(GaussianEvent(10.0), 100)
     assert z.rho == pytest.approx(0.5, rel=1e-15)
     assert z.get_epsilon(1e-5).epsilon == pytest.approx(r.get_epsilon(1e-5).epsilon, rel=1e-9)
 
@@ -121,10 +121,10 @@ def test_unsupported(event):
     assert acc.ledger == ()
 
 
-def test_paper_000_rule_warns_and_is_false():
+def test_ding_rule_warns_and_is_false():
     eps, delta = 1.0, 1e-5
     with pytest.warns(PaperRuleWarning):
-        rho_rule = paper_000_approx_dp_to_zcdp(eps, delta)
+        rho_rule = ding_approx_dp_to_zcdp(eps, delta)
     assert rho_rule == pytest.approx(1 / (4 * math.log(1e5)), rel=1e-15)
     # Counterexample: binary randomized response with ε = 1 is ε-DP, hence (1, 1e-5)-DP, but its
     # Rényi divergence at order 2 (exact closed form, mpmath-checked in test_rdp) exceeds ρ·α.
@@ -150,7 +150,7 @@ def test_invalid_inputs():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PaperRuleWarning)
         with pytest.raises(ValueError, match="delta"):
-            paper_000_approx_dp_to_zcdp(1.0, 2.0)
+            ding_approx_dp_to_zcdp(1.0, 2.0)
 
 
 def test_zero_rho():

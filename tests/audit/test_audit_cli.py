@@ -22,14 +22,14 @@ def test_builtin_miscalibrated_is_flagged(capsys):
     code = main(["audit", "--mechanism", "laplace", "--mechanism-epsilon", "2", "--claimed-epsilon", "1",
                  "--samples", "200000", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 0 and out["violation"] is True and out["p_value"] <= 0.05
+    assert code == 3 and out["violation"] is True and out["p_value"] <= 0.05  # 3: claim refuted
 
 
 def test_user_function_and_text_output(capsys):
     code = main(["audit", "--mechanism", "catalogue:leaky_sum", "--pairs", "statdp-one", "--claimed-epsilon", "1",
                  "--samples", "100000", "--quiet"])
     text = capsys.readouterr().out
-    assert code == 0 and "VIOLATION" in text and "epsilon lower bound" in text
+    assert code == 3 and "VIOLATION" in text and "epsilon lower bound" in text
 
 
 @pytest.mark.parametrize("argv,message", [

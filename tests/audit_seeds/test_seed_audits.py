@@ -1,8 +1,9 @@
-"""Audits of the seed papers' claims (issue 7) at reduced size, fixed seeds: the verdicts the specs predict.
+"""Audits of the papers' privacy claims at reduced size, fixed seeds: the verdicts the papers' mistakes predict.
 
 The audit calls live in ``experiments/seed_audits.py`` (loaded here by path); the scenarios in
-``dpkit.algorithms.audit_scenarios``. Reference values are independent closed forms evaluated
-with mpmath (the Gaussian privacy profile δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)).
+``dpkit.algorithms.scenarios``. Reference values are independent closed forms evaluated with
+mpmath: the Gaussian privacy profile δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) of two Gaussians
+μ standard deviations apart, and the optimal ρ-zCDP conversion.
 """
 
 from __future__ import annotations
@@ -10,15 +11,21 @@ from __future__ import annotations
 import importlib.util
 import math
 import pathlib
+import re
 import sys
 
 import mpmath
 import numpy as np
 import pytest
 
-from dpkit.algorithms import audit_scenarios as S
+from dpkit.algorithms.scenarios import SCENARIOS, AuditScenario, make_scenario
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+PAPERS = {
+    "pp-admm": "Ding et al. 2020", "ipp-admm": "Ding et al. 2020", "dp-admm": "Huang et al. 2019",
+    "hetero-admm": "Wang et al. 2020", "a-ddp": "Cheng et al. 2020", "dvp-admm": "Zhang & Zhu 2016",
+    "dp-logreg": "dpkit",
+}
 
 
 def _load_experiments():
@@ -33,142 +40,240 @@ A = _load_experiments()
 
 
 def _gaussian_delta_mp(mu: float, eps: float) -> mpmath.mpf:
+    """δ(ε) of N(0, 1) vs N(μ, 1), in 50-digit arithmetic."""
     mpmath.mp.dps = 50
     mu, eps = mpmath.mpf(mu), mpmath.mpf(eps)
     return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
 
 
-# --------------------------------------------------------------------------- flawed claims: violation
+def _gaussian_epsilon_mp(mu: float, delta: float) -> float:
+    """The ε at which the Gaussian profile of μ equals δ (mpmath root)."""
+    mpmath.mp.dps = 50
+    return float(mpmath.findroot(lambda e: _gaussian_delta_mp(mu, e) - delta, (0.0, 50.0), solver="bisect"))
 
 
-def test_seed000_approx_minimizer_factor_two_gap_is_a_violation():
-    r = A.audit_seed000_approx_minimizer(samples=200_000, rng=0)
-    assert r.violation and r.as_predicted
+def _zcdp_epsilon_mp(rho: float, delta: float) -> float:
+    """Optimal ρ-zCDP → (ε, δ) (Canonne, Kamath & Steinke 2020, Prop. 12):
+    inf over α > 1 of ρα + log(1/δ)/(α−1) + log(1 − 1/α) − log(α)/(α−1)."""
+    mpmath.mp.dps = 30
+
+    def f(a):
+        return rho * a + (mpmath.log(1 / mpmath.mpf(delta)) - mpmath.log(a)) / (a - 1) + mpmath.log(1 - 1 / a)
+
+    a0 = 1 + math.sqrt(math.log(1 / delta) / rho)
+    return float(f(mpmath.findroot(lambda a: mpmath.diff(f, a), a0)))
+
+
+# --------------------------------------------------------------------------- the papers' mistakes: violations
+
+
+def test_pp_admm_adversarial_minimiser_is_a_violation():
+    r = A.audit_algorithm("pp-admm", samples=200_000, rng=0)
+    assert r.violation and r.as_predicted and r.paper == "Ding et al. 2020"
     assert r.claimed_epsilon < r.epsilon_lower_bound <= r.true_epsilon
 
 
-def test_seed002_sensitivity_c_is_a_violation():
-    r = A.audit_seed002_sensitivity(samples=400_000, rng=0)
-    assert r.violation and r.as_predicted
+def test_a_ddp_sensitivity_c_is_a_violation():
+    r = A.audit_algorithm("a-ddp", samples=400_000, rng=0)
+    assert r.violation and r.as_predicted and r.paper == "Cheng et al. 2020"
     assert 1.0 < r.epsilon_lower_bound <= r.true_epsilon
 
 
+def test_hetero_admm_label_only_claim_is_a_violation_at_record_level():
+    r = A.audit_algorithm("hetero-admm", samples=10_000, rng=0)
+    assert r.violation and r.as_predicted and r.paper == "Wang et al. 2020"
+    assert r.epsilon_lower_bound > 3.0 * r.claimed_epsilon  # decaying noise: far beyond the label-only epsilon
+
+
 @pytest.mark.slow
-def test_seed003_dvp_transcript_exceeds_per_iteration_alpha():
-    r = A.audit_seed003_dvp(samples=4_000, rng=0, iterations=30)
-    assert r.violation and r.as_predicted
-    assert r.epsilon_lower_bound > r.claimed_epsilon == 1.0
-    assert r.epsilon_lower_bound <= 30 * 1.0  # basic composition bounds the truth
+def test_dvp_admm_transcript_exceeds_per_iteration_alpha():
+    r = A.audit_algorithm("dvp-admm", samples=2_000, rng=0, iterations=10)
+    assert r.violation and r.as_predicted and r.paper == "Zhang & Zhu 2016"
+    assert r.claimed_epsilon == 1.0 < r.epsilon_lower_bound <= 10 * 1.0  # basic composition bounds the truth
 
 
 # --------------------------------------------------------------------------- valid claims: no violation
 
 
-def test_seed000_svt_within_eps1_plus_eps2():
-    r = A.audit_seed000_svt(samples=400_000, rng=0)
+@pytest.mark.parametrize("corrected", [False, True])
+def test_ipp_admm_svt_within_eps1_plus_eps2(corrected):
+    r = A.audit_algorithm("ipp-admm", corrected=corrected, samples=200_000, rng=0)
+    assert not r.violation and r.as_predicted
+    assert r.epsilon_lower_bound <= r.claimed_epsilon
+    assert r.parameters["epsilon1"] + r.parameters["epsilon2"] == pytest.approx(r.claimed_epsilon)
+
+
+def test_dp_admm_theorem1_release_holds():
+    r = A.audit_algorithm("dp-admm", samples=400_000, rng=0)
+    assert not r.violation and r.as_predicted and r.paper == "Huang et al. 2019"
+    assert 0.0 < r.epsilon_lower_bound <= r.true_epsilon < r.claimed_epsilon
+
+
+def test_dvp_admm_single_step_respects_alpha():
+    r = A.audit_algorithm("dvp-admm", samples=2_000, rng=0, iterations=1)
+    assert not r.violation and r.as_predicted
+
+
+@pytest.mark.parametrize("algorithm", ["pp-admm", "a-ddp", "dp-logreg"])
+def test_corrected_gaussian_releases_are_not_contradicted(algorithm):
+    r = A.audit_algorithm(algorithm, corrected=True, samples=400_000, rng=0)
+    assert not r.violation and r.as_predicted and r.variant == "corrected"
+    assert 0.0 < r.epsilon_lower_bound <= r.true_epsilon <= r.claimed_epsilon * (1 + 1e-9)
+
+
+def test_corrected_dp_admm_total_is_not_contradicted():
+    r = A.audit_algorithm("dp-admm", corrected=True, samples=200_000, rng=0, iterations=5)
+    assert not r.violation and r.as_predicted
+    assert 0.0 < r.epsilon_lower_bound <= r.claimed_epsilon
+
+
+def test_corrected_hetero_admm_is_not_contradicted():
+    r = A.audit_algorithm("hetero-admm", corrected=True, samples=10_000, rng=0)
     assert not r.violation and r.as_predicted
     assert r.epsilon_lower_bound <= r.claimed_epsilon
 
 
-def test_seed004_per_iteration_gaussian_release_holds():
-    r = A.audit_seed004_gaussian_release(samples=400_000, rng=0)
-    assert not r.violation and r.as_predicted
-
-
-def test_seed003_single_step_respects_alpha():
-    r = A.audit_seed003_dvp(samples=4_000, rng=0, iterations=1)
-    assert not r.violation and r.as_predicted
-
-
-@pytest.mark.parametrize("name", ["seed000-approx-minimizer", "seed002-sensitivity"])
-def test_corrected_gaussian_steps_are_not_contradicted(name):
-    r = A.audit_corrected(name, samples=400_000, rng=0)
-    assert not r.violation and r.as_predicted
-    assert r.epsilon_lower_bound <= r.true_epsilon <= r.claimed_epsilon * (1 + 1e-12)
-
-
 @pytest.mark.slow
-def test_corrected_dvp_total_is_not_contradicted():
-    r = A.audit_corrected("seed003-dvp-transcript", samples=4_000, rng=0, iterations=10)
+def test_corrected_dvp_admm_total_is_not_contradicted():
+    r = A.audit_algorithm("dvp-admm", corrected=True, samples=2_000, rng=0, iterations=10)
     assert not r.violation and r.as_predicted
-    assert r.claimed_epsilon >= 1.0
+    assert r.epsilon_lower_bound <= r.claimed_epsilon <= 1.0
 
 
 # --------------------------------------------------------------------------- the scenarios' analytic numbers
 
 
-def test_seed002_true_epsilon_matches_spec_and_mpmath():
-    sc = S.seed002_sensitivity()
-    sigma = sc.parameters["sigma"]
-    assert sigma / 3.0 == pytest.approx(3.7306, abs=1e-4)  # spec 002 F6: sigma/C = 3.7306
-    assert sc.true_epsilon == pytest.approx(2.155, abs=1e-3)  # spec 002 F6
-    assert float(_gaussian_delta_mp(6.0 / sigma, sc.true_epsilon)) == pytest.approx(1e-5, rel=1e-6)
+def test_a_ddp_true_epsilon_matches_mpmath():
+    sc = make_scenario("a-ddp")
+    sigma, clip = sc.parameters["sigma"], sc.parameters["clip"]
+    # sigma is the analytic-Gaussian sigma of (1, 1e-5) at sensitivity C: delta(1) = 1e-5 at mu = C / sigma
+    assert float(_gaussian_delta_mp(clip / sigma, 1.0)) == pytest.approx(1e-5, rel=1e-6)
+    assert sigma / clip == pytest.approx(3.7306, abs=1e-4)
+    # the true sensitivity is 2C
+    assert sc.true_epsilon == pytest.approx(_gaussian_epsilon_mp(2 * clip / sigma, 1e-5), rel=1e-6)
+    assert sc.true_epsilon == pytest.approx(2.155, abs=1e-3)
 
 
-def test_seed000_paper_step_is_four_rho_zcdp():
+def test_a_ddp_corrected_sigma_meets_the_budget_at_2c():
+    sc = make_scenario("a-ddp", corrected=True)
+    mu = 2 * sc.parameters["clip"] / sc.parameters["sigma"]
+    assert float(_gaussian_delta_mp(mu, 1.0)) <= 1e-5 * (1 + 1e-6)
+
+
+def test_pp_admm_paper_step_is_four_rho_zcdp():
     rho = 0.125
-    sc = S.seed000_approx_minimizer(rho=rho)
+    sc = make_scenario("pp-admm", rho=rho)
     p = sc.parameters
-    shift = 2 * p["beta"] / p["strong_convexity"]
-    # exact Renyi divergence of two Gaussians: shift^2 tau / (2 sigma^2) = 4 rho tau
-    assert shift**2 / (2 * p["sigma"] ** 2) == pytest.approx(4 * rho, rel=1e-12)
-    assert float(_gaussian_delta_mp(shift / p["sigma"], sc.true_epsilon)) == pytest.approx(1e-5, rel=1e-6)
-    # claimed epsilon is the optimal rho-zCDP conversion, at least the classic one minus nothing
-    assert sc.claimed_epsilon <= rho + 2 * math.sqrt(rho * math.log(1e5))
+    assert p["shift"] == pytest.approx(2 * p["beta"] / p["strong_convexity"], rel=1e-12)
+    # exact Renyi divergence of two Gaussians: shift^2 alpha / (2 sigma^2) = 4 rho alpha
+    assert p["shift"] ** 2 / (2 * p["sigma"] ** 2) == pytest.approx(4 * rho, rel=1e-12)
+    assert sc.claimed_epsilon == pytest.approx(_zcdp_epsilon_mp(rho, 1e-5), rel=1e-6)
+    assert sc.true_epsilon == pytest.approx(_gaussian_epsilon_mp(p["shift"] / p["sigma"], 1e-5), rel=1e-6)
     assert sc.true_epsilon > sc.claimed_epsilon
 
 
-def test_seed004_realised_shift_is_close_to_lemma1_sensitivity():
-    sc = S.seed004_gaussian_release()
+def test_dp_admm_true_epsilon_and_worst_case_shift():
+    sc = make_scenario("dp-admm")
     p = sc.parameters
-    assert p["realised_shift"] <= p["sensitivity"]
-    assert p["realised_shift"] >= 0.999 * p["sensitivity"]
+    assert 0.999 * p["sensitivity"] <= p["realised_shift"] <= p["sensitivity"]
+    # Lemma 1 of Huang et al. 2019: Delta = 2 / (m (rho + 1/eta))
+    assert p["sensitivity"] == pytest.approx(2 / (p["records"] * (p["rho"] + 1 / p["eta"])), rel=1e-12)
+    # Theorem 1: z = sqrt(2 ln(1.25/delta)) / eps
+    assert p["noise_multiplier"] == pytest.approx(math.sqrt(2 * math.log(1.25e5)), rel=1e-12)
+    assert sc.true_epsilon == pytest.approx(_gaussian_epsilon_mp(p["realised_shift"] / p["sigma"], 1e-5), rel=1e-6)
     assert sc.true_epsilon < sc.claimed_epsilon
 
 
-def test_dvp_single_step_log_likelihood_ratio_is_bounded_by_alpha():
-    # Theorem 1 (corrected zeta = alpha_hat / 2): |l_1| <= alpha for every output, in both worlds
-    sc = S.seed003_dvp_transcript(iterations=1)
-    for db in sc.pairs[0]:
-        llr = sc.mechanism(db, 2_000, np.random.default_rng(3))
-        assert np.max(np.abs(llr)) <= 1.0 + 1e-9
-
-
-@pytest.mark.slow
-def test_dvp_transcript_kl_exceeds_what_any_alpha_dp_mechanism_allows():
-    # spec 003 §3.2: an alpha-DP mechanism has KL <= alpha tanh(alpha/2) = 0.462 for alpha = 1;
-    # E_D[L_T] = KL(P_D || P_D'). One-sided 99.9 % normal bound on the sample mean.
-    sc = S.seed003_dvp_transcript(iterations=60)
-    llr = sc.mechanism(sc.pairs[0][0], 400, np.random.default_rng(5))
-    lower = llr.mean() - 3.09 * llr.std(ddof=1) / math.sqrt(llr.size)
-    assert lower > math.tanh(0.5)
-
-
-def test_make_scenario_validates_name_and_arguments():
-    with pytest.raises(ValueError, match="name must be one of"):
-        S.make_scenario("seed009")
-    with pytest.raises(ValueError, match="epsilon must be in"):
-        S.seed004_gaussian_release(epsilon=2.0)
-    with pytest.raises(ValueError, match="statistic"):
-        S.seed003_dvp_transcript(statistic="x")
-
-
-def test_corrected_dp_admm_total_is_not_contradicted():
-    r = A.audit_corrected("seed004-gaussian-release", samples=200_000, rng=0, iterations=5)
-    assert not r.violation and r.as_predicted
-    assert r.epsilon_lower_bound <= r.claimed_epsilon
-
-
-def test_seed004_paper_total_is_not_computable():
-    with pytest.raises(ValueError, match="c0"):
-        S.seed004_gaussian_release(iterations=3)
+def test_dp_logreg_true_epsilon_is_the_gdp_composition():
+    T = 4
+    sc = make_scenario("dp-logreg", corrected=True, iterations=T)
+    p = sc.parameters
+    mu = math.sqrt(T) * p["realised_shift"] / p["sigma"]
+    assert sc.true_epsilon == pytest.approx(_gaussian_epsilon_mp(mu, 1e-5), rel=1e-6)
+    assert sc.true_epsilon <= sc.claimed_epsilon <= 1.0
 
 
 def test_dp_admm_llr_is_the_gaussian_privacy_loss():
     # one step: under D the log-likelihood ratio is N(mu^2/2, mu^2), mu = shift/sigma (exact for Gaussians)
     from scipy import stats
 
-    sc = S.seed004_gaussian_release()
+    sc = make_scenario("dp-admm")
     mu = sc.parameters["realised_shift"] / sc.parameters["sigma"]
     llr = sc.mechanism(sc.pairs[0][0], 20_000, np.random.default_rng(11))
     assert stats.kstest(llr, stats.norm(mu**2 / 2, mu).cdf).pvalue > 1e-3
+
+
+def test_dvp_single_step_log_likelihood_ratio_is_bounded_by_alpha():
+    # Theorem 1 of Zhang & Zhu 2016 (with the corrected zeta): |L_1| <= alpha for every output, in both worlds
+    sc = make_scenario("dvp-admm", iterations=1)
+    for db in sc.pairs[0]:
+        llr = sc.mechanism(db, 300, np.random.default_rng(3))
+        assert np.max(np.abs(llr)) <= 1.0 + 1e-9
+        assert np.max(np.abs(llr)) > 0.05  # and the statistic does move
+
+
+# --------------------------------------------------------------------------- the registry and its metadata
+
+
+@pytest.mark.parametrize("algorithm", sorted(SCENARIOS))
+def test_scenarios_cite_their_paper_and_carry_a_sample_budget(algorithm):
+    variants = [True] if algorithm == "dp-logreg" else [False, True]
+    for corrected in variants:
+        sc = make_scenario(algorithm, corrected=corrected)
+        assert isinstance(sc, AuditScenario) and sc.corrected is corrected
+        assert sc.paper == PAPERS[algorithm]
+        assert not re.search(r"seed\s*0\d\d", sc.name + sc.claim + sc.paper)
+        assert isinstance(sc.samples, int) and 1_000 <= sc.samples <= 2_000_000
+        summary = sc.to_dict()
+        assert summary["paper"] == sc.paper and summary["samples"] == sc.samples and "seed" not in summary
+
+
+def test_predicted_verdicts_of_the_papers_claims():
+    expected = {"pp-admm": True, "ipp-admm": False, "dp-admm": False, "hetero-admm": True, "a-ddp": True,
+                "dvp-admm": True}
+    assert {a: make_scenario(a).expect_violation for a in expected} == expected
+    assert make_scenario("dvp-admm", iterations=1).expect_violation is False
+    assert not any(make_scenario(a, corrected=True).expect_violation for a in SCENARIOS)
+
+
+def test_transcript_budgets_shrink_with_the_rounds():
+    # DVP costs about a millisecond per round per sample: the default budget keeps a run near a minute
+    # (the audit needs at least 2,000 samples per pair, so long transcripts take longer)
+    for T in (1, 10, 20, 25):
+        assert make_scenario("dvp-admm", iterations=T).samples * T <= 60_000
+    assert make_scenario("dvp-admm", iterations=100).samples == 2_000
+    assert make_scenario("hetero-admm", iterations=100).samples < make_scenario("hetero-admm").samples
+
+
+def test_make_scenario_validates_name_and_arguments():
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        make_scenario("seed002-sensitivity")
+    with pytest.raises(ValueError, match="epsilon must be in"):
+        make_scenario("dp-admm", epsilon=2.0)
+    with pytest.raises(ValueError, match="c0"):
+        make_scenario("dp-admm", iterations=3)
+    with pytest.raises(ValueError, match="statistic"):
+        make_scenario("dvp-admm", statistic="x")
+    with pytest.raises(ValueError, match="no paper claim"):
+        make_scenario("dp-logreg", corrected=False)
+
+
+# --------------------------------------------------------------------------- the experiment script and its page
+
+
+def test_plan_covers_every_algorithm_in_both_variants():
+    covered = {(p.algorithm, p.corrected) for p in A.PLAN}
+    assert covered == {(a, c) for a in SCENARIOS for c in (False, True)} - {("dp-logreg", False)}
+    for planned in A.PLAN:
+        quick = planned.quick()
+        assert quick.samples <= planned.samples and quick.parameters.get("iterations", 0) <= 10
+
+
+def test_page_renders_and_the_committed_page_is_current():
+    r = A.audit_algorithm("pp-admm", samples=20_000, rng=0)
+    page = A.render_markdown([("pp-admm", r)], 1.0, quick=True)
+    assert "| pp-admm | Ding et al. 2020 | paper |" in page and ">>> " in page
+    committed = (ROOT / "docs" / "audits.md").read_text(encoding="utf-8")
+    rows = [line for line in committed.splitlines() if line.startswith("| ") and "| yes |" in line]
+    assert len(rows) == len(A.PLAN)  # one row per planned audit, each as predicted
+    assert "**NO**" not in committed and "seed00" not in committed and "audit_scenarios" not in committed

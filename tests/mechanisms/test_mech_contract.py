@@ -91,10 +91,10 @@ def test_mechanisms_are_hashable_values():
 @pytest.mark.parametrize("mech,value,shape", CASES, ids=IDS)
 def test_events_are_accountable(mech, value, shape):
     """Every mechanism's event is accepted by the zCDP and RDP accountants (the views seed 000 needs)."""
-    from dpkit.accounting.rdp import RdpAccountant
+    from dpkit.accounting.rdp import RDPAccountant
     from dpkit.accounting.zcdp import ZCDPAccountant
 
-    for accountant in (ZCDPAccountant(), RdpAccountant()):
+    for accountant in (ZCDPAccountant(), RDPAccountant()):
         assert accountant.supports(mech.event), (type(accountant).__name__, mech.event)
         result = accountant.compose(mech.event).get_epsilon(1e-6)
         assert result.epsilon > 0 and np.isfinite(result.epsilon)

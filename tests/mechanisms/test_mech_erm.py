@@ -1,4 +1,4 @@
-"""ERM perturbation: objective/output perturbation, seed 000's σ_i1/λ̂/σ_i2, seed 003's DVP calibration."""
+"""ERM perturbation: objective/output perturbation, Ding et al. (2020)'s σ_i1/λ̂/σ_i2, Zhang & Zhu (2016)'s DVP calibration."""
 
 from __future__ import annotations
 
@@ -12,19 +12,22 @@ from _mech_stats import ALPHA
 from scipy import stats
 
 from dpkit.accounting.base import PaperRuleWarning
-from dpkit.accounting.events import ApproxDPEvent, PureDPEvent
+from dpkit.accounting.events import ObjectivePerturbationEvent, PureDPEvent
 from dpkit.accounting.zcdp import event_rho
 from dpkit.mechanisms import (
     ApproximateMinimizerNoise,
     GaussianMechanism,
-    GaussianObjectivePerturbation000,
+    GaussianObjectivePerturbation,
     L2LaplaceMechanism,
     ObjectivePerturbation,
+    ding_min_regularization,
+    ding_objective_sigma,
     dvp_calibration,
     output_perturbation,
     output_perturbation_sensitivity,
     uniform_objective_noise,
 )
+from dpkit.mechanisms.dual_noise import GaussianObjectiveNoise, L2LaplaceObjectiveNoise
 
 
 # --------------------------------------------------------------------------- CMS objective perturbation
@@ -59,41 +62,53 @@ def test_objective_perturbation_requires_replace_one():
         ObjectivePerturbation(1.0, 0, 0.1)
 
 
-# --------------------------------------------------------------------------- seed 000
+# --------------------------------------------------------------------------- Ding et al. 2020 (PP-ADMM)
 
 
 @pytest.mark.parametrize(
     "eps1,sigma,lam",
     [(0.0914674, 0.0137051, 0.546643), (0.183387, 0.00683565, 0.272648), (0.368581, 0.00340106, 0.135655)],
 )
-def test_seed000_sigma_i1_and_lambda_rule_match_spec_table(eps1, sigma, lam):
-    """Spec 000 §3.4 derived table (|D_i| = 7000, N = 5, δ_i1 = 1e-4, ε_i3 = 0.99 ε_i1)."""
-    g = GaussianObjectivePerturbation000(eps1, 1e-4, 0.99 * eps1, n_samples=7000, n_agents=5)
-    assert g.sigma == pytest.approx(sigma, rel=2e-5)
-    assert g.min_regularization == pytest.approx(lam, rel=2e-5)
-    assert g.event == ApproxDPEvent(eps1, 1e-4)
-    assert g.is_proven is False
-    draws = g.sample_noise(3, size=20_000, rng=2)
-    assert stats.kstest(draws.ravel(), "norm", args=(0, g.sigma)).pvalue > ALPHA
+def test_ding_sigma_i1_and_lambda_rule_match_derived_table(eps1, sigma, lam):
+    """Derived from the paper's §3.4 pipeline (|D_i| = 7000, N = 5, δ_i1 = 1e-4, ε_i3 = 0.99 ε_i1)."""
+    with mp.workdps(40):
+        want = 2 * mp.sqrt(2 * mp.log(mp.mpf(1.25) / mp.mpf("1e-4"))) / (7000 * mp.mpf(0.99 * eps1))
+    assert ding_objective_sigma(0.99 * eps1, 1e-4, 7000) == pytest.approx(float(want), rel=1e-12)
+    assert ding_objective_sigma(0.99 * eps1, 1e-4, 7000) == pytest.approx(sigma, rel=2e-5)
+    assert ding_min_regularization(eps1, 0.99 * eps1, 7000, 5) == pytest.approx(lam, rel=2e-5)
 
 
-def test_seed000_epsilon_noise_above_one_warns():
-    with pytest.warns(PaperRuleWarning, match="F4"):
-        g = GaussianObjectivePerturbation000(1.91522, 1e-4, 0.99 * 1.91522, n_samples=7000, n_agents=5)
-    assert g.sigma == pytest.approx(6.54531e-4, rel=2e-5)
+def test_ding_epsilon_noise_above_one_warns():
+    with pytest.warns(PaperRuleWarning, match="Thm A.1"):
+        sigma = ding_objective_sigma(0.99 * 1.91522, 1e-4, 7000)
+    assert sigma == pytest.approx(6.54531e-4, rel=2e-5)
     with pytest.raises(ValueError, match="epsilon_noise"):
-        GaussianObjectivePerturbation000(0.5, 1e-4, 0.5, n_samples=10)
+        ding_min_regularization(0.5, 0.5, 10)
+
+
+def test_gaussian_objective_perturbation_event_and_law():
+    mech = GaussianObjectivePerturbation(sigma=0.02, n_samples=500, strong_convexity=0.1, smoothness=0.25)
+    event = mech.event
+    assert isinstance(event, ObjectivePerturbationEvent)
+    assert event.sigma == 0.02
+    assert event.sensitivity == pytest.approx(2 / 500, rel=1e-15) and event.sensitivity >= 2 / 500
+    with mp.workdps(40):  # ξ = log(1 + c₃/(nμ)), a rank-one Hessian change (CMS 2011, proof of Thm 9)
+        xi = mp.log(1 + mp.mpf(0.25) / (500 * mp.mpf("0.1")))
+    assert event.jacobian >= float(xi) and event.jacobian == pytest.approx(float(xi), rel=1e-14)
+    base = np.array([1.0, -2.0, 0.5])
+    draws = mech.sample(base, size=20_000, rng=2) - base
+    assert stats.kstest(draws.ravel(), "norm", args=(0, 0.02)).pvalue > ALPHA
 
 
 def test_sigma_i2_switch_and_events():
-    """Spec 000 §3.4, ε = 1 row, |𝓑_i| = 2: σ_i2 = 0.1144 with the paper's sensitivity β/μ."""
+    """The paper's §3.4 pipeline, ε = 1, |𝓑_i| = 2: σ_i2 = 0.1144 with the paper's sensitivity β/μ."""
     beta, rho = 10**-3.5, 9.0478e-7
     mu = 0.0545296 + 2 * 0.5 * 2
-    with pytest.warns(PaperRuleWarning, match="F5"):
+    with pytest.warns(PaperRuleWarning, match=r"4\*rho"):
         paper = ApproximateMinimizerNoise(beta, mu, rho, sensitivity_factor=1)
     assert paper.sigma == pytest.approx(0.1144, abs=5e-5)
     assert event_rho(paper.paper_event) == pytest.approx(rho, rel=1e-12)
-    assert event_rho(paper.event) == pytest.approx(4 * rho, rel=1e-12)  # the valid accounting (F5)
+    assert event_rho(paper.event) == pytest.approx(4 * rho, rel=1e-12)  # the valid accounting (sensitivity 2β/μ)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         safe = ApproximateMinimizerNoise(beta, mu, rho)
@@ -107,7 +122,7 @@ def test_sigma_i2_switch_and_events():
 
 
 def test_sigma_i2_factor_two_is_tight_against_adversarial_optimiser():
-    """Spec 000 A1: two compliant minimisers 2β/μ apart give D_α = α(2β/μ)²/(2σ²) = 4ρα for the paper's σ."""
+    """Two compliant minimisers 2β/μ apart give D_α = α(2β/μ)²/(2σ²) = 4ρα for the paper's σ."""
     beta, mu, rho = 1e-3, 0.5, 0.01
     with pytest.warns(PaperRuleWarning):
         paper = ApproximateMinimizerNoise(beta, mu, rho, sensitivity_factor=1)
@@ -168,9 +183,37 @@ def test_dvp_literal_mode_is_not_alpha_dp():
 
 
 def test_dvp_noise_law():
+    """DVP's linear term b = (Cᴿ/B_p)ε_p with ε_p ∝ exp(−ζ‖ε‖): ‖b‖ ~ Gamma(d, (Cᴿ/B_p)/ζ) (eq. (14))."""
     cal = dvp_calibration(0.5, n_samples=100, loss_weight=100, regularization=0.1, penalty=0.5, degree=2)
-    norms = np.linalg.norm(cal.sample_noise(5, size=20_000, rng=3), axis=1)
-    assert stats.kstest(norms, "gamma", args=(5, 0, 1 / cal.zeta)).pvalue > ALPHA
+    mech = cal.mechanism(0.4)
+    norms = np.linalg.norm(mech.sample(np.zeros(5), size=20_000, rng=3), axis=1)
+    assert stats.kstest(norms, "gamma", args=(5, 0, 0.4 / cal.zeta)).pvalue > ALPHA
+    # the event: noise term 2ζ (‖ε′ − ε‖ ≤ 2) plus the Jacobian term, as in the proof of Thm 1
+    assert mech.event.epsilon == pytest.approx(2 * cal.zeta + cal.jacobian_budget, rel=1e-12)
+    assert mech.event.epsilon >= cal.epsilon * (1 - 1e-15)
+
+
+def test_l2_laplace_objective_noise_event():
+    mech = L2LaplaceObjectiveNoise(zeta=0.5, sensitivity=0.8, jacobian=0.1)
+    assert isinstance(mech.event, PureDPEvent) and 0.5 <= mech.event.epsilon <= 0.5 * (1 + 1e-15)
+    out = mech.sample([1.0, -1.0, 0.0], size=5000, rng=2)
+    assert stats.kstest(np.linalg.norm(out - [1.0, -1.0, 0.0], axis=1), "gamma", args=(3, 0, 2.0)).pvalue > ALPHA
+    with pytest.raises(ValueError, match="1-D"):
+        mech.sample(1.0)
+
+
+def test_gaussian_objective_noise():
+    mech = GaussianObjectiveNoise(sigma=1.5, sensitivity=0.5, jacobian=0.02)
+    assert mech.event == ObjectivePerturbationEvent(sigma=1.5, sensitivity=0.5, jacobian=0.02)
+    out = mech.sample([2.0, 0.0], size=20_000, rng=4)
+    assert out.shape == (20_000, 2)
+    for axis, centre in enumerate((2.0, 0.0)):
+        assert stats.kstest(out[:, axis], "norm", args=(centre, 1.5)).pvalue > ALPHA
+    assert abs(stats.pearsonr(out[:, 0], out[:, 1])[0]) < 0.03  # independent coordinates
+    with pytest.raises(ValueError, match="sigma"):
+        GaussianObjectiveNoise(sigma=0.0, sensitivity=1.0)
+    with pytest.raises(ValueError, match="jacobian"):
+        GaussianObjectiveNoise(sigma=1.0, sensitivity=1.0, jacobian=-0.1)
 
 
 # --------------------------------------------------------------------------- seed 001 bounded noise
@@ -192,7 +235,9 @@ def test_uniform_objective_noise():
         lambda: dvp_calibration(1.0, n_samples=10, loss_weight=10, regularization=-0.1, penalty=0.5, degree=1),
         lambda: ApproximateMinimizerNoise(0.0, 1.0, 0.1),
         lambda: ApproximateMinimizerNoise(1.0, 1.0, 0.0),
-        lambda: GaussianObjectivePerturbation000(1.0, 1.5, 0.5, n_samples=10),
+        lambda: GaussianObjectivePerturbation(0.0, 10, 0.1),
+        lambda: GaussianObjectivePerturbation(1.0, 10, 0.0),
+        lambda: ding_objective_sigma(0.5, 1.5, 10),
         lambda: ObjectivePerturbation(1.0, 10, 0.0),
     ],
 )

@@ -1,4 +1,4 @@
-"""Randomized response: exact ε, output laws, the unbiased label loss of seed 001."""
+"""Randomized response: exact ε, output laws, the unbiased label loss of Wang et al. (2020)."""
 
 from __future__ import annotations
 

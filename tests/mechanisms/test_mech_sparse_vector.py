@@ -110,7 +110,7 @@ def test_scales_and_paper_threshold():
     assert svt.threshold_scale == pytest.approx(10.0)
     assert svt.query_scale == pytest.approx(2 * 4 * 2.0 / 0.8)
     assert SparseVector(0.2, 0.8, 0.0, 4, 2.0, monotonic=True).query_scale == pytest.approx(10.0)
-    paper = SparseVector(0.2, 0.8, 0.0, 4, 2.0, threshold_noise="paper_000")
+    paper = SparseVector(0.2, 0.8, 0.0, 4, 2.0, threshold_noise="ding")
     assert paper.threshold_scale == pytest.approx(40.0)
     assert paper.event == svt.event
 

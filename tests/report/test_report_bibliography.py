@@ -6,6 +6,11 @@ import re
 
 import pytest
 
+from dpkit.accounting.events import GaussianEvent, LaplaceEvent, PoissonSampledEvent, SampledWithoutReplacementEvent
+from dpkit.accounting.gdp import GDPAccountant
+from dpkit.accounting.rdp import RDPAccountant
+from dpkit.accounting.registry import ACCOUNTANTS, make_accountant
+from dpkit.audit import scores
 from dpkit.report.bibliography import ENTRIES, keys_for, render_bibtex
 
 REQUIRED = {
@@ -85,21 +90,89 @@ def test_render_is_unique_and_ordered():
         render_bibtex(["nobody2099"])
 
 
-def test_selection_follows_methods_events_algorithms_audits():
-    rdp = {"accountant": "rdp",
-           "method": "RDP to (ε, δ), improved conversion (Balle et al. 2020 Thm 21; Canonne, Kamath & Steinke 2020 Prop. 12)"}
-    sampled = {"kind": "poisson_sampled", "rate": 0.01, "event": {"kind": "gaussian", "sigma": 1.0, "sensitivity": 1.0}}
-    assert keys_for(accountings=[rdp], events=[sampled]) == [
+def test_selection_follows_results_events_algorithms_audits():
+    sampled = PoissonSampledEvent(GaussianEvent(1.0), 0.01)
+    rdp = RDPAccountant().compose(sampled, 100).get_epsilon(1e-5).to_dict()
+    assert keys_for(accountings=[rdp], events=[sampled.to_dict()]) == [
         "balle2020hypothesis", "canonne2020discrete", "dwork2006our", "mironov2017renyi", "mironov2019sampled"]
-    # the same ledger under the GDP accountant cites neither RDP paper nor the subsampling analysis
-    gdp = {"accountant": "gdp", "method": "exact mu-GDP composition (Dong, Roth & Su 2022, Cor. 3.3)"}
-    assert keys_for(accountings=[gdp], events=[{"kind": "laplace", "scale": 1.0, "sensitivity": 1.0}]) == [
-        "dong2022gaussian", "dwork2006calibrating"]
+    # the classic conversion rests on Mironov 2017 alone
+    classic = RDPAccountant(conversion="classic").compose(GaussianEvent(1.0)).get_epsilon(1e-5).to_dict()
+    assert keys_for(accountings=[classic]) == ["mironov2017renyi"]
+    # the same kind of ledger under the GDP accountant cites neither RDP paper nor the subsampling analysis
+    laplace = LaplaceEvent(1.0)
+    gdp = GDPAccountant().compose(GaussianEvent(1.0)).get_epsilon(1e-5).to_dict()
+    assert keys_for(accountings=[gdp], events=[laplace.to_dict()]) == ["dong2022gaussian", "dwork2006calibrating"]
     assert keys_for(algorithms=["dp-admm"]) == ["huang2019dpadmm"]
     assert keys_for(algorithms=["pp-admm", "ipp-admm"]) == ["ding2020towards"]
-    audit = {"method": "one-sided Clopper-Pearson; Bonferroni", "pairs": "statdp",
-             "witness": {"event": {"family": "interval"}}}
+    audit = {"references": ["clopper1934use"], "pairs": "statdp"}
     assert keys_for(audits=[audit]) == ["clopper1934use", "ding2018detecting"]
     assert keys_for(audits=[{**audit, "mechanism_name": "svt"}]) == [
         "clopper1934use", "ding2018detecting", "lyu2017understanding"]
     assert keys_for() == []
+
+
+def test_free_text_methods_are_not_parsed():
+    assert keys_for(accountings=[{"accountant": "rdp", "method": "Mironov 2017; Balle et al. 2020"}]) == []
+
+
+def test_unknown_reference_is_a_bug():
+    with pytest.raises(KeyError, match="nobody2099"):
+        keys_for(accountings=[{"references": ["nobody2099"]}])
+
+
+@pytest.mark.parametrize("conversion", ["improved", "classic"])
+@pytest.mark.parametrize("relation, event, sampling", [
+    ("add-remove", GaussianEvent(1.0), None),
+    ("add-remove", PoissonSampledEvent(GaussianEvent(1.0), 0.1), "mironov2019sampled"),
+    ("replace-one", SampledWithoutReplacementEvent(GaussianEvent(1.0), 10, 100), "wang2019subsampled"),
+])
+def test_rdp_references_name_the_subsampling_bound(conversion, relation, event, sampling):
+    result = RDPAccountant(relation, conversion=conversion).compose(event).get_epsilon(1e-5)
+    assert result.references[0] == "mironov2017renyi" and set(result.references) <= ENTRIES.keys()
+    assert (sampling in result.references) if sampling else not {"mironov2019sampled", "wang2019subsampled"} & set(
+        result.references)
+
+
+@pytest.mark.parametrize("name", sorted(ACCOUNTANTS))
+def test_every_accountant_cites_known_entries(name):
+    event = LaplaceEvent(1.0) if name == "approx" else GaussianEvent(2.0)
+    for result in (make_accountant(name).compose(event, 3).get_epsilon(1e-5),
+                   make_accountant(name).compose(event, 3).get_delta(1.0)):
+        assert result.references, f"{name} cites nothing"
+        assert set(result.references) <= ENTRIES.keys()
+
+
+def test_every_audit_reference_exists():
+    from_scores = {key for keys in scores._REFERENCES.values() for key in keys}
+    assert from_scores <= ENTRIES.keys()
+    assert {"clopper1934use", "bichsel2021dpsniper"} <= ENTRIES.keys()  # dpkit.audit.api._references
+
+
+def test_every_algorithm_cites_its_papers_through_the_table():
+    from dpkit.algorithms.registry import ALGORITHMS
+    from dpkit.report.bibliography import ALGORITHM_KEYS
+
+    expected = {
+        "admm": ("ding2020towards",), "pp-admm": ("ding2020towards",), "ipp-admm": ("ding2020towards",),
+        "dp-admm": ("huang2019dpadmm",), "admm-pvp": ("huang2019dpadmm",), "hetero-admm": ("wang2020privacy",),
+        "a-ddp": ("cheng2020adaptive",), "dvp-admm": ("zhang2016dual",),
+        "dp-logreg": ("song2013stochastic", "bassily2014private", "dong2022gaussian"),
+    }
+    assert ALGORITHM_KEYS == expected
+    assert set(ALGORITHM_KEYS) == set(ALGORITHMS)  # every registered algorithm, nothing deleted (no dvp-pvp)
+    for name, keys in ALGORITHM_KEYS.items():
+        assert keys_for(algorithms=[name]) == sorted(set(keys))
+    assert keys_for(algorithms=["dvp-pvp"]) == []
+
+
+def test_dataset_citation():
+    from dpkit.report.bibliography import dataset_keys
+
+    kind, fields = parse_bibtex(render_bibtex(["becker1996adult"]))["becker1996adult"]
+    assert kind == "misc" and fields["doi"] == "10.24432/C5XW20" and fields["note"] == "CC BY 4.0"
+    assert fields["author"] == "Becker, Barry and Kohavi, Ronny" and fields["year"] == "1996"
+    assert fields["howpublished"] == "UCI Machine Learning Repository"
+    for name in ("adult[104]", "adult[124]", "adult"):
+        assert keys_for(datasets=[name]) == ["becker1996adult"] == list(dataset_keys(name))
+    for name in ("synthetic(n=4000, d=20)", "fair (statsmodels)", None):
+        assert keys_for(datasets=[name]) == []

@@ -16,7 +16,7 @@ import pytest
 from dpkit.accounting.events import event_from_dict
 from dpkit.accounting.registry import make_accountant
 from dpkit.cli.main import main
-from dpkit.report import build_report, load_document, write_report
+from dpkit.report import build_report, builder, load_document, write_report
 from dpkit.report.document import document_from_dict
 
 from test_report_bibliography import parse_bibtex
@@ -25,10 +25,12 @@ EPSILON_ARGV = ["epsilon", "--mechanism", "gaussian", "--sigma", "2.0", "--count
                 "--accountant", "rdp", "--json"]
 CALIBRATE_ARGV = ["calibrate", "--epsilon", "1", "--delta", "1e-5", "--mechanism", "gaussian", "--count", "50",
                   "--accountant", "pld", "--json"]
-TRAIN_ARGV = ["train", "--algorithm", "dp-admm", "--data", "builtin", "--epsilon", "1", "--delta", "1e-5",
+TRAIN_ARGV = ["train", "--algorithm", "dp-admm", "--data", "synthetic", "--epsilon", "1", "--delta", "1e-5",
               "--agents", "3", "--iterations", "8", "--seed", "0", "--json", "--quiet"]
-NONPRIVATE_ARGV = ["train", "--algorithm", "admm", "--data", "builtin", "--agents", "3", "--iterations", "8",
+NONPRIVATE_ARGV = ["train", "--algorithm", "admm", "--data", "synthetic", "--agents", "3", "--iterations", "8",
                    "--seed", "0", "--json", "--quiet"]
+HETERO_ARGV = ["train", "--algorithm", "hetero-admm", "--data", "synthetic", "--epsilon", "1", "--agents", "3",
+               "--iterations", "5", "--seed", "0", "--json", "--quiet"]
 AUDIT_ARGV = ["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "40000", "--seed", "0",
               "--quiet", "--json"]
 
@@ -51,7 +53,7 @@ def docs(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("docs")
     paths = {}
     for name, argv in (("epsilon", EPSILON_ARGV), ("calibrate", CALIBRATE_ARGV), ("train", TRAIN_ARGV),
-                       ("audit", AUDIT_ARGV), ("nonprivate", NONPRIVATE_ARGV)):
+                       ("audit", AUDIT_ARGV), ("nonprivate", NONPRIVATE_ARGV), ("hetero", HETERO_ARGV)):
         paths[name] = folder / f"{name}.json"
         paths[name].write_text(json.dumps(cli_json(argv)))
     return paths
@@ -83,9 +85,11 @@ def test_report_numbers_equal_api_numbers(docs):
         api = make_accountant(name, neighbouring="add-remove").compose(event).get_epsilon(1e-5)
         assert row["epsilon"] == api.epsilon, name
         assert row["epsilon_lower"] == api.epsilon_lower, name
-    # the document's own number (rdp) equals the report's recomputation
-    assert section["consistency"] == [{"accountant": "rdp", "document": rows["rdp"]["epsilon"],
-                                       "report": rows["rdp"]["epsilon"], "matched": True}]
+    # the document's own number (rdp) equals the report's recomputation under the same accountant
+    (row,) = section["consistency"]
+    assert row["accountant"] == "rdp" and row["document"] == row["report"] == rows["rdp"]["epsilon"]
+    assert row["identical"] is True and row["matched"] is True and row["difference"] == 0.0
+    assert row["rtol"] == builder.RERUN_RTOL
 
 
 def test_profile_is_an_upper_bound_close_to_the_exact_gaussian_profile(docs):
@@ -109,15 +113,172 @@ def test_calibrate_document_rebuilds_the_calibrated_event(docs):
     assert section["consistency"][0]["matched"]
 
 
-def test_train_report_numbers_and_paper_vs_corrected(written, docs):
+def _ledger_of(payload: dict):
+    """An independent rebuild of a train document's ledger with the mechanisms layer's own ledger type."""
+    from dpkit.mechanisms.ledger import PrivacyLedger
+
+    groups = payload["ledger"]["groups"]
+    ledger = PrivacyLedger(sum(len(g["agents"]) for g in groups), neighbouring=payload["ledger"]["neighbouring"])
+    for group in groups:
+        for agent in group["agents"]:
+            for event, count in group["events"]:
+                ledger.record(agent, event_from_dict(event), count)
+    return ledger
+
+
+def _independent_table(payload: dict, delta: float) -> dict[str, float]:
+    """ε at ``delta`` under every single accountant that supports each group's ledger: the worst group."""
+    ledger = _ledger_of(payload)
+    parts = list(dict.fromkeys(e for e in map(ledger.agent_event, range(ledger.agents)) if e is not None))
+    out = {}
+    for name in ("rdp", "zcdp", "pld", "gdp", "analytic", "approx"):
+        accountants = [make_accountant(name, neighbouring=ledger.neighbouring) for _ in parts]
+        if not all(a.supports(p) for a, p in zip(accountants, parts)):
+            continue
+        out[name] = max(a.compose(p).get_epsilon(delta).epsilon for a, p in zip(accountants, parts))
+    return out
+
+
+def _check_train_section(section: dict, payload: dict) -> None:
+    """The report's train section against the document and against independent recomputations."""
+    from dpkit.algorithms.result import account as tightest_over_ledger
+
+    guarantee = payload["guarantee"]
+    relation = payload["ledger"]["neighbouring"]
+    assert section["neighbouring"] == relation == guarantee["neighbouring"]
+    train = section["train"]
+    assert train["variant"] == payload["variant"] and train["algorithm"] == payload["algorithm"]
+    assert train["accuracy"] == payload["accuracy"]
+    assert train["majority_accuracy"] == payload["config"]["majority_accuracy"]
+    assert train["certified"] == guarantee and train["paper_claim"] == payload["paper_claim"]
+    # the certified number: recomputed by the report, and independently from a rebuilt PrivacyLedger
+    independent = tightest_over_ledger(_ledger_of(payload), guarantee["delta"]).to_dict()
+    assert section["certified"]["report"] == independent
+    assert independent["epsilon"] == guarantee["epsilon"] and independent["accountant"] == guarantee["accountant"]
+    (row, *rest) = section["consistency"]
+    assert row["scope"].startswith("tightest") and row["accountant"] == row["report_accountant"] == guarantee["accountant"]
+    assert row["document"] == guarantee["epsilon"] == row["report"]
+    assert row["identical"] is True and row["matched"] is True and row["ledger_hash_identical"] is True
+    assert row["difference"] == 0.0 and row["rtol"] == builder.RERUN_RTOL
+    # the accountant table: every single accountant, recomputed independently (worst group of agents)
+    table = {r["accountant"]: r["epsilon"] for r in section["accounting"]["at_delta"]}
+    assert table == _independent_table(payload, guarantee["delta"])
+    assert guarantee["accountant"] in table
+    # the certified ε is the tightest certified bound: no accountant's certified row is below it
+    assert all(eps >= guarantee["epsilon"] * (1 - 1e-12) for name, eps in table.items() if name != "analytic")
+    for extra in rest:
+        assert extra["scope"] == "accountant table" and extra["report"] == table[extra["accountant"]]
+        assert extra["matched"] is True
+    # the ledger summary: per group of agents, its events and counts
+    summary = [(g["agents"], [(e["event"], e["count"]) for e in g["events"]]) for g in train["ledger"]]
+    assert summary == [(g["agents"], [(e, c) for e, c in g["events"]]) for g in payload["ledger"]["groups"]]
+
+
+def test_train_report_certified_paper_claim_and_consistency(written, docs):
     payload = json.loads(docs["train"].read_text())
     section = written.report["documents"][1]
     assert section["neighbouring"] == "replace-one"
+    _check_train_section(section, payload)
     roles = {a["analysis"]: a["role"] for a in section["analyses"]}
-    assert roles["paper"] == "paper" and roles["corrected"] == "corrected"
-    gdp = [r for r in section["accounting"]["at_delta"] if r["accountant"] == "gdp"][0]
-    assert math.isclose(gdp["epsilon"], payload["epsilon_corrected"], rel_tol=1e-9)
+    assert roles == {"guarantee": "certified", "paper_claim": "paper claim"}
+    claim = [a for a in section["analyses"] if a["role"] == "paper claim"][0]
+    assert claim["epsilon"] == payload["paper_claim"]["epsilon"] and claim["valid"] == payload["paper_claim"]["valid"]
+    assert claim["accountant"] is None and claim["method"] == payload["paper_claim"]["rule"]
     assert section["result"]["test accuracy"] == payload["accuracy"]
+    assert section["result"]["certified epsilon (record-level)"] == payload["guarantee"]["epsilon"]
+    assert section["result"]["majority-class accuracy"] == payload["config"]["majority_accuracy"]
+    # a Gaussian ledger: every accountant answers, and the single group makes the table row a second check
+    assert [r["scope"] for r in section["consistency"]] == ["tightest accountant over the rebuilt ledger",
+                                                            "accountant table"]
+
+
+def test_train_markdown_states_variant_certificate_claim_and_ledger(written, docs):
+    payload = json.loads(docs["train"].read_text())
+    text = written.markdown.read_text()
+    part = text.split("## 2. ")[1].split("## 3. ")[0]
+    g, claim = payload["guarantee"], payload["paper_claim"]
+    assert f"variant `{payload['variant']}`" in part
+    assert f"certified by the `{g['accountant']}` accountant" in part and f"record-level, {g['neighbouring']}" in part
+    assert f"**The paper's claim** ({claim['rule']})" in part
+    assert ("a valid bound for this run" if claim["valid"] else "NOT a valid bound") in part
+    assert f"{payload['accuracy']!r} (majority class: {payload['config']['majority_accuracy']!r})" in part
+    (group,) = payload["ledger"]["groups"]
+    (event, count), = group["events"]
+    agents = ", ".join(map(str, group["agents"]))
+    assert re.search(rf"\| {agents} \| Gaussian\(sigma={event['sigma']:.6g}, sensitivity=[^|]*\) \| {count} \|", part)
+    assert "(tightest accountant over the rebuilt ledger)" in part and "(identical)" in part
+
+
+def test_extra_guarantees_are_labelled_and_cited(docs):
+    payload = json.loads(docs["hetero"].read_text())
+    assert payload["extra_guarantees"], "hetero-admm reports a label-only guarantee"
+    report = build_report([docs["hetero"]], rerun=False)
+    section = report["documents"][0]
+    _check_train_section(section, payload)
+    extras = {a["analysis"]: a for a in section["analyses"] if a["role"] == "extra guarantee"}
+    assert set(extras) == set(payload["extra_guarantees"])
+    cited = set(section["references"])
+    for name, extra in payload["extra_guarantees"].items():
+        assert extras[name]["epsilon"] == extra["epsilon"] and set(extra["references"]) <= cited
+    # the ledger's randomized response and Gaussian releases, the accountants shown, the algorithm's paper
+    expected = {"wang2020privacy", "warner1965randomized", "dwork2006our", *payload["guarantee"]["references"]}
+    for row in section["accounting"]["at_delta"]:
+        expected |= set(row["references"])
+    for extra in payload["extra_guarantees"].values():
+        expected |= set(extra["references"])
+    assert cited == expected
+    assert "becker1996adult" not in cited  # synthetic data
+
+
+def test_parallel_composition_over_groups_of_agents(docs):
+    """Two groups of agents with different noise: the report certifies the worst group, as the run's accountant does."""
+    from dpkit.accounting.events import GaussianEvent
+    from dpkit.algorithms.result import account as tightest_over_ledger
+    from dpkit.mechanisms.ledger import PrivacyLedger
+
+    payload = json.loads(docs["train"].read_text())
+    ledger = PrivacyLedger(3, neighbouring="replace-one")
+    for agent, sigma in ((0, 4.0), (1, 4.0), (2, 3.0)):
+        ledger.record(agent, GaussianEvent(sigma, 1.0), 5)
+        ledger.record(agent, GaussianEvent(2 * sigma, 1.0), 2)
+    guarantee = tightest_over_ledger(ledger, 1e-5)
+    forged = copy.deepcopy(payload)
+    forged.update(ledger=ledger.to_dict(), guarantee=guarantee.to_dict(), epsilon_corrected=guarantee.epsilon)
+    assert [g["agents"] for g in forged["ledger"]["groups"]] == [[0, 1], [2]]
+    section = build_report([document_from_dict(forged)], rerun=False)["documents"][0]
+    _check_train_section(section, forged)
+    worst = make_accountant("gdp", neighbouring="replace-one").compose(ledger.agent_event(2)).get_epsilon(1e-5)
+    assert section["certified"]["report"]["epsilon"] == worst.epsilon == guarantee.epsilon
+    assert all(r["unit"] == "agents [2]" for r in section["accounting"]["at_delta"])
+    assert [r["scope"] for r in section["consistency"]] == ["tightest accountant over the rebuilt ledger"]
+    # a document whose guarantee does not match its ledger is flagged
+    forged["guarantee"] = {**forged["guarantee"], "epsilon": guarantee.epsilon * 0.9}
+    row = build_report([document_from_dict(forged)], rerun=False)["documents"][0]["consistency"][0]
+    assert row["matched"] is False and row["identical"] is False
+    assert math.isclose(row["difference"], guarantee.epsilon * 0.1, rel_tol=1e-9)
+
+
+def test_adult_data_is_cited_with_the_algorithm_papers():
+    payload = cli_json(["train", "--algorithm", "dp-logreg", "--data", "adult", "--n-train", "2000", "--epsilon", "1",
+                        "--seed", "0", "--json", "--quiet"])
+    assert payload["config"]["data"].startswith("adult")
+    section = build_report([payload], rerun=False)["documents"][0]
+    _check_train_section(section, payload)
+    keys = set(section["references"])
+    assert {"becker1996adult", "song2013stochastic", "bassily2014private", "dong2022gaussian"} <= keys
+    assert "dwork2006our" in keys and "ding2020towards" not in keys and "huang2019dpadmm" not in keys
+
+
+def test_train_document_in_the_old_format_is_refused(docs):
+    payload = json.loads(docs["train"].read_text())
+    old = {k: v for k, v in payload.items() if k != "guarantee"}
+    old["guarantees"] = {"corrected": payload["guarantee"]}
+    old["ledger"] = payload["ledger"]["groups"]
+    with pytest.raises(ValueError, match="old format"):
+        document_from_dict(old)
+    broken = {**payload, "ledger": payload["ledger"]["groups"]}
+    with pytest.raises(ValueError, match="ledger"):
+        document_from_dict(broken)
 
 
 def test_audit_section(written, docs):
@@ -160,6 +321,25 @@ def test_rerun_from_report_json_gives_same_epsilon_and_accuracy(written, docs):
     assert again["accuracy"] == payload["accuracy"]
     assert again["epsilon_corrected"] == payload["epsilon_corrected"]
     assert again["dpkit"]["config_hash"] == train["config_hash"]
+
+
+def test_rerun_of_a_train_document_reproduces_and_detects_a_forged_number(docs):
+    payload = json.loads(docs["train"].read_text())
+    section = build_report([docs["train"]], rerun=True)["documents"][0]
+    fields = {f["field"]: f for f in section["rerun"]["fields"]}
+    assert {"accuracy", "epsilon_corrected", "guarantee.accountant", "guarantee.ledger_hash", "epsilon_paper"} <= set(fields)
+    for name, field in fields.items():
+        assert field["identical"] and field["matched"], name
+    assert fields["guarantee.ledger_hash"]["original"] == payload["guarantee"]["ledger_hash"]
+    forged = copy.deepcopy(payload)
+    forged["accuracy"] = payload["accuracy"] + 0.01
+    forged["guarantee"]["epsilon"] = payload["guarantee"]["epsilon"] * (1 + 1e-6)
+    section = build_report([document_from_dict(forged)], rerun=True)["documents"][0]
+    fields = {f["field"]: f for f in section["rerun"]["fields"]}
+    assert section["rerun"]["matched"] is False and fields["accuracy"]["matched"] is False
+    assert fields["epsilon_corrected"]["matched"] is True  # untouched
+    row = section["consistency"][0]
+    assert row["matched"] is False and row["identical"] is False and row["difference"] < 0
 
 
 def test_tampered_document_is_detected(docs):

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpkit.report.markdown import down, table, up
-from dpkit.report.provenance import config_hash
+from dpkit.commands.provenance import config_hash
 
 cells = st.one_of(st.text(max_size=12), st.floats(allow_nan=False), st.integers(), st.none(), st.booleans())
 

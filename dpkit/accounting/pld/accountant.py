@@ -4,7 +4,7 @@ For every leaf event the accountant builds a dominating pair, discretises it twi
 (pessimistic connect-the-dots and optimistic tangent construction, :mod:`.mechanisms`),
 composes each discretisation over the ledger (:mod:`.algebra`) and reads off
 
-    epsilon_lower ≤ true ε(δ) ≤ epsilon (= epsilon_upper).
+    epsilon_lower ≤ true ε(δ) ≤ epsilon.
 
 Under add/remove neighbouring a Poisson-subsampled step has different pairs for the removal
 and the addition of a record; both directions are composed separately and the worse is
@@ -47,6 +47,7 @@ from dpkit.accounting.events import (
     PrivacyEvent,
     PureDPEvent,
     RandomizedResponseEvent,
+    SparseVectorEvent,
 )
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.pld import algebra
@@ -148,6 +149,7 @@ class PLDAccountant(Accountant):
     """
 
     name = "pld"
+    references = ("koskela2020computing", "doroshenko2022connect")
 
     def __init__(
         self,
@@ -205,7 +207,9 @@ class PLDAccountant(Accountant):
             return None if dry_run else (LaplaceLoss(leaf.epsilon), None)
         if isinstance(leaf, RandomizedResponseEvent):
             return None if dry_run else (randomized_response_loss(leaf.epsilon, leaf.k), None)
-        if isinstance(leaf, PureDPEvent):
+        if isinstance(leaf, (PureDPEvent, SparseVectorEvent)):
+            # an ε-DP step is dominated by binary randomized response (Kairouz, Oh & Viswanath 2015, Thm 3.5);
+            # the sparse vector's guarantee is its pure ε₁ + ε₂ (Lyu, Su & Li 2017, Thm 1)
             return None if dry_run else (randomized_response_loss(leaf.epsilon, 2), None)
         if isinstance(leaf, ApproxDPEvent):
             return None if dry_run else (approx_dp_loss(leaf.epsilon, leaf.delta), None)
@@ -329,7 +333,9 @@ class PLDAccountant(Accountant):
                     notes.append(f"grid coarsened to h={h:.3g} to fit max_grid_points")
                     continue
                 if best is None:
-                    raise
+                    raise GridTooLargeError(f"{error}: the PLD grid cannot resolve this ledger (a very long run or an "
+                                            "extreme parameter); use the RDP accountant (--accountant rdp), which "
+                                            "handles any count") from None
                 notes.append(f"target width not reached: h={h:.3g} needs too many points ({error})")
                 composed, value = best
                 break
@@ -390,10 +396,10 @@ class PLDAccountant(Accountant):
         return self._result(upper, delta, _METHOD, epsilon_lower=lower, notes=tuple(notes))
 
     def get_delta(self, epsilon: float) -> AccountingResult:
-        """Upper bound on δ at ``epsilon``; the certified lower bound ``delta_lower`` is in ``notes``."""
+        """Upper bound on δ at ``epsilon``, with the certified lower bound ``delta_lower``."""
         epsilon = check_target_epsilon(epsilon)
         if not self._ledger or not self._pairs():
-            return self._result(epsilon, 0.0, _METHOD, epsilon_lower=epsilon, notes=("empty ledger",))
+            return self._result(epsilon, 0.0, _METHOD, delta_lower=0.0, notes=("empty ledger",))
 
         def measure(c: _Composed):
             upper = max(c.remove[0].delta(epsilon), c.add[0].delta(epsilon))
@@ -402,8 +408,7 @@ class PLDAccountant(Accountant):
             return (upper, lower), width / max(upper, 1e-300), width <= self.target_width * upper or width <= 1e-15
 
         composed, (upper, lower), notes = self._refine(measure)
-        notes.append(f"delta_lower={lower:.9g} (certified lower bound on the true delta)")
-        return self._result(epsilon, upper, _METHOD, notes=tuple(notes))
+        return self._result(epsilon, upper, _METHOD, delta_lower=lower, notes=tuple(notes))
 
     def _profile_pmfs(self, pessimistic: bool) -> tuple[LossPmf, LossPmf]:
         pairs = self._pairs()

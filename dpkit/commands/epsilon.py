@@ -9,12 +9,13 @@ Examples (see ``docs/calibration.md``)::
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from dpkit._progress import progress
-from dpkit.accounting.base import AccountingResult
+from dpkit.accounting.base import AccountingResult, UnsupportedEventError
 from dpkit.accounting.calibration import accountant_factory
-from dpkit.cli import _accounting_args as common
+from dpkit.commands import _accounting_args as common
 
 COMPARED = ("analytic", "zcdp", "rdp", "pld", "gdp", "approx")
 """Accountants tried by ``--compare`` (those that do not apply to the event are skipped)."""
@@ -72,22 +73,26 @@ def run(args: argparse.Namespace) -> int:
         for accountant in progress(COMPARED, desc="accountants", quiet=args.json):
             try:
                 instance = accountant_factory(accountant, relation)()
-            except ValueError as error:
-                skipped[accountant] = str(error)
-                continue
-            if not instance.supports(event):
-                skipped[accountant] = "does not support this event"
-                continue
-            results.append(instance.compose(event).get_epsilon(args.delta))
+                results.append(instance.compose(event).get_epsilon(args.delta))
+            except UnsupportedEventError as error:
+                skipped[accountant] = error.reason
+            except (ValueError, ArithmeticError) as error:
+                skipped[accountant] = str(error).splitlines()[0] if str(error) else type(error).__name__
         if not results:
             raise ValueError(f"no accountant supports this event: {skipped}")
         payload = {**context, "delta": args.delta, "results": [r.to_dict() for r in results], "skipped": skipped}
-        text = "\n".join([header, *(_line(r) for r in results)])
+        text = "\n".join([header, *(_line(r) for r in results),
+                          *(f"{name:>8}: not applicable: {reason}" for name, reason in skipped.items())])
         common.emit(payload, text, args.json)
         return 0
     accountant = accountant_factory(args.accountant, relation)()
     result = accountant.compose(event).get_epsilon(args.delta)
     payload = {**result.to_dict(), **context}
-    text = "\n".join([header, _line(result), f"          {result.method}", *(f"          note: {n}" for n in result.notes)])
+    advice = []
+    if math.isinf(result.epsilon) and result.accountant == "pld":
+        advice.append("          note: PLD gives no finite bound here (its grid could not resolve the loss, e.g. after "
+                      "coarsening for a very long run); try --accountant rdp, which handles any count")
+    text = "\n".join([header, _line(result), f"          {result.method}", *(f"          note: {n}" for n in result.notes),
+                      *advice])
     common.emit(payload, text, args.json)
     return 0

@@ -18,7 +18,7 @@ from typing import Any
 from dpkit._validation import check_open_unit, check_positive
 from dpkit.accounting.analytic_gaussian import gaussian_sigma
 from dpkit.accounting.calibration import CalibrationResult, calibrate, calibrate_gaussian_sigma
-from dpkit.cli import _accounting_args as common
+from dpkit.commands import _accounting_args as common
 
 
 def register(subparsers: Any) -> None:

@@ -1,0 +1,146 @@
+"""One training call: split, partition, connect, budget, run, and record where the data came from.
+
+:func:`train` is the library entry point behind ``dpkit train``, the demo and the benchmarks:
+
+1. split the data (seeded) into ``n_train`` training rows and a test set;
+2. partition the training rows equally over the agents;
+3. build the communication graph (graph-topology algorithms only);
+4. wrap (ε, δ) in a :class:`~dpkit.algorithms.budget.Budget` (private algorithms only);
+5. call the algorithm's ``SPEC.runner`` and add the run's provenance to ``result.config``:
+   ``seed``, ``data``, ``n_train``, ``n_test``, ``dimension``, ``agents``, ``epsilon_target``,
+   ``delta_target`` and ``majority_accuracy`` (the test accuracy of the constant majority-class
+   predictor, the floor a model must beat).
+
+The seed feeds ``numpy.random.SeedSequence(seed).spawn(4)``: the children seed the split, the
+partition, the graph and the algorithm's noise, in that order, so the same seed gives the same
+run.
+
+>>> from dpkit.algorithms.data import make_synthetic
+>>> result = train("dp-logreg", make_synthetic(3000, 5, rng=0), epsilon=1.0, seed=0)
+>>> result.epsilon <= 1.0, result.accuracy > result.config["majority_accuracy"]
+(True, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+from dpkit._validation import check_integer, check_open_unit, check_positive
+from dpkit.algorithms.budget import Budget
+from dpkit.algorithms.data import Dataset, load_dataset, train_test_split
+from dpkit.algorithms.evaluation import majority_accuracy
+from dpkit.algorithms.graphs import make_graph
+from dpkit.algorithms.partition import partition
+from dpkit.algorithms.registry import get_algorithm
+from dpkit.algorithms.result import TrainingResult
+
+__all__ = ["train"]
+
+
+def train(
+    name: str,
+    data: Dataset | str,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    agents: int | None = None,
+    iterations: int | None = None,
+    seed: int = 0,
+    n_train: int | None = None,
+    graph: str = "random",
+    edges: int | None = None,
+    variant: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **options: Any,
+) -> TrainingResult:
+    """Train algorithm ``name`` on ``data`` and score it on the held-out rows.
+
+    Parameters
+    ----------
+    name
+        A name of :data:`dpkit.algorithms.registry.ALGORITHMS` (``"dp-logreg"``, ``"admm"``, ...).
+    data
+        A :class:`~dpkit.algorithms.data.Dataset`, or a name for
+        :func:`~dpkit.algorithms.data.load_dataset` (``"adult"``, ``"builtin"``, a path, ...).
+    epsilon, delta
+        The run's total budget for one record (private algorithms; ``delta`` defaults to the
+        algorithm's). A non-private algorithm takes neither.
+    agents
+        Number of agents (default: the algorithm's; centralised algorithms take 1).
+    iterations
+        Planned rounds (default: the algorithm's documented rule).
+    seed
+        Seeds the split, partition, graph and noise (module docstring).
+    n_train
+        Training rows (default: the algorithm's, at most 80 % of the rows).
+    graph, edges
+        Communication graph (``"random"``, ``"ring"``, ``"complete"``, ``"star"``) and the
+        random graph's edge count, for graph-topology algorithms.
+    variant
+        One of the algorithm's variants (default: its first, ``"corrected"`` for the private ones).
+    progress
+        ``progress(t, T)`` after each round.
+    options
+        Algorithm options (``SPEC.options``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an unknown algorithm, variant or option, or an invalid parameter (the message names it).
+    """
+    spec = get_algorithm(name)
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        raise ValueError(f"options {unknown} are not accepted by {name}; accepted: {list(spec.options)}")
+    if isinstance(data, str):
+        data = load_dataset(data, rng=seed)
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a Dataset or a dataset name, got {type(data).__name__}")
+    seed = check_integer("seed", seed, minimum=0)
+    variant = spec.variants[0] if variant is None else variant
+    if variant not in spec.variants:
+        raise ValueError(f"variant must be one of {spec.variants} for {name}, got variant={variant!r}")
+    budget = _budget(spec.name, spec.private, epsilon, delta, spec.delta)
+    agents = spec.agents if agents is None else check_integer("agents", agents, minimum=1)
+    if spec.topology == "central" and agents != 1:
+        raise ValueError(f"{name} is centralised: agents must be 1, got agents={agents}")
+    if iterations is not None:
+        iterations = check_integer("iterations", iterations, minimum=1)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable or None, got progress={progress!r}")
+    if spec.topology != "graph" and edges is not None:
+        raise ValueError(f"edges applies to graph-topology algorithms only; {name} is {spec.topology}")
+    if n_train is None:
+        n_train = min(spec.n_train, int(0.8 * data.n))
+    n_train = check_integer("n_train", n_train, minimum=agents)
+    seeds = np.random.SeedSequence(seed).spawn(4)
+    train_rows, test = train_test_split(data, n_train, np.random.default_rng(seeds[0]))
+    parts = partition(train_rows, agents, rng=np.random.default_rng(seeds[1]))
+    network = make_graph(graph, agents, np.random.default_rng(seeds[2]), edges) if spec.topology == "graph" else None
+    result = spec.runner(parts, test, network, budget=budget, iterations=iterations, variant=variant,
+                         rng=np.random.default_rng(seeds[3]), progress=progress, **options)
+    config = dict(result.config)
+    config.update({
+        "seed": seed, "data": data.name, "n_train": n_train, "n_test": test.n, "dimension": data.d, "agents": agents,
+        "epsilon_target": None if budget is None else budget.epsilon,
+        "delta_target": None if budget is None else budget.delta,
+        "majority_accuracy": majority_accuracy(test),
+    })
+    if network is not None:
+        config["graph"] = network.to_dict()
+    return dataclasses.replace(result, config=config)
+
+
+def _budget(name: str, private: bool, epsilon: float | None, delta: float | None, default_delta: float) -> Budget | None:
+    if not private:
+        for key, value in (("epsilon", epsilon), ("delta", delta)):
+            if value is not None:
+                raise ValueError(f"{name} is not private: it takes no {key}, got {key}={value}")
+        return None
+    if epsilon is None:
+        raise ValueError(f"{name} is private: give epsilon (the run's total budget)")
+    delta = default_delta if delta is None else delta
+    return Budget(check_positive("epsilon", epsilon), check_open_unit("delta", delta))

@@ -1,0 +1,9 @@
+"""The ``dpkit`` commands below the command line: parse a recorded argument vector and run it.
+
+``dpkit epsilon|calibrate|train|audit`` are implemented here (one module per command, each with
+``register(subparsers)`` and ``run(args) -> int``), together with the parser that knows them
+(:mod:`dpkit.commands.parser`), the provenance envelope of their JSON output
+(:mod:`dpkit.commands.provenance`) and the in-process runner (:mod:`dpkit.commands.runner`)
+that both the command line (:mod:`dpkit.cli`) and the report's reruns (:mod:`dpkit.report`) use.
+Nothing here imports :mod:`dpkit.report` or :mod:`dpkit.cli.main`.
+"""

@@ -1,0 +1,175 @@
+"""``dpkit train``: train a registered algorithm and print its accuracy beside its privacy.
+
+A thin layer over :func:`dpkit.algorithms.train`. Examples::
+
+    dpkit train --algorithm dp-logreg --epsilon 1
+    dpkit train --algorithm admm --data adult --agents 5 --iterations 30 --json
+    dpkit train --algorithm dp-logreg --epsilon 1 --option step_size=2 --out run.json
+
+``--data`` is ``adult`` (the packaged UCI Adult, default), ``builtin`` (statsmodels' Fair data),
+``synthetic``, an Adult directory, or a CSV/LIBSVM file. ``--option KEY=VALUE`` (repeatable)
+passes an algorithm option (values are read as JSON numbers/booleans where they parse, strings
+otherwise). ``--out FILE`` writes the full result (model and history included) atomically; an
+existing file is kept unless ``--force`` is given, and the path is checked before training.
+
+The text output puts the test accuracy next to the majority-class accuracy, and the ε the
+accountant certifies for the run (record-level, over the ledger) next to the paper's claim.
+``--json`` prints :meth:`~dpkit.algorithms.result.TrainingResult.to_dict` without the model
+and history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from typing import Any
+
+from dpkit._progress import progress as progress_bar
+from dpkit._threads import single_threaded_blas
+from dpkit.algorithms.data import ADULT_VARIANTS, load_dataset
+from dpkit.algorithms.registry import ALGORITHMS
+from dpkit.algorithms.result import TrainingResult
+from dpkit.algorithms import train
+
+SUMMARY_OMITS = ("model", "history")
+"""Fields of the full result left out of ``--json`` (they are in ``--out``)."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "train", help="train a (private) model on Adult, a file or the built-in data",
+        description="Train a registered algorithm; prints test accuracy beside the majority class and the "
+                    "certified epsilon beside the paper's claim.",
+    )
+    parser.add_argument("--algorithm", required=True, help="one of: " + ", ".join(ALGORITHMS))
+    parser.add_argument("--data", default="adult",
+                        help="'adult' (packaged UCI Adult, default), 'builtin', 'synthetic', an Adult directory, "
+                             "or a CSV/LIBSVM file")
+    parser.add_argument("--encoding", default="104", choices=ADULT_VARIANTS, help="Adult encoding (d; default 104)")
+    parser.add_argument("--epsilon", type=float, help="total privacy budget epsilon of the run (private algorithms)")
+    parser.add_argument("--delta", type=float, help="total delta (default: the algorithm's)")
+    parser.add_argument("--variant", help="algorithm variant (default: its first, 'corrected' for private ones)")
+    parser.add_argument("--agents", type=int, help="number of agents (default: the algorithm's)")
+    parser.add_argument("--iterations", type=int, help="planned rounds (default: the algorithm's rule)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of split, partition, graph and noise (default 0)")
+    parser.add_argument("--n-train", type=int, help="training rows (default: the algorithm's, at most 80%%)")
+    parser.add_argument("--graph", default="random", choices=("random", "ring", "complete", "star"),
+                        help="communication graph of graph-topology algorithms (default random)")
+    parser.add_argument("--edges", type=int, help="edges of the random graph")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="algorithm option (repeatable; see the algorithm's docs)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--out", help="write the full JSON result to this file (atomically)")
+    parser.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    """``["eta=0.1", "solver=newton"]`` → ``{"eta": 0.1, "solver": "newton"}`` (JSON values where they parse).
+
+    >>> parse_options(["lam=1e-3", "record_every=5", "loss=logistic"])
+    {'lam': 0.001, 'record_every': 5, 'loss': 'logistic'}
+    """
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--option must be KEY=VALUE, got --option {item!r}")
+        if key in options:
+            raise ValueError(f"--option {key} is given twice")
+        try:
+            options[key] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key] = text
+    return options
+
+
+def check_out(path: str | None, force: bool) -> None:
+    """Refuse an ``--out`` that exists (without ``force``) or cannot be written, before any training."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"--out {path} is a directory")
+    if os.path.exists(path) and not force:
+        raise ValueError(f"--out {path} exists; pass --force to replace it (nothing was written)")
+    if not os.path.isdir(folder):
+        raise ValueError(f"--out {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {path}: folder {folder} is not writable")
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".dpkit-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    check_out(args.out, args.force)
+    options = parse_options(args.option)
+    try:
+        data = load_dataset(args.data, variant=args.encoding, rng=args.seed)
+    except FileNotFoundError as error:  # a usage error: exit 2 with one line
+        raise ValueError(str(error)) from None
+    bar = None
+
+    def tick(t: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = iter(progress_bar(range(total), total=total, desc=args.algorithm, quiet=args.quiet))
+        next(bar, None)
+
+    with single_threaded_blas():
+        result = train(args.algorithm, data, epsilon=args.epsilon, delta=args.delta, agents=args.agents,
+                       iterations=args.iterations, seed=args.seed, n_train=args.n_train, graph=args.graph,
+                       edges=args.edges, variant=args.variant, progress=tick, **options)
+    if bar is not None:
+        for _ in bar:
+            pass
+    full = result.to_dict()
+    if args.out:
+        write_atomically(args.out, json.dumps(full, indent=1))
+    if args.json:
+        print(json.dumps({k: v for k, v in full.items() if k not in SUMMARY_OMITS}))
+        return 0
+    print(summary(result))
+    return 0
+
+
+def summary(result: TrainingResult) -> str:
+    """The text output: accuracy beside the majority class, certified ε beside the paper's claim."""
+    config = result.config
+    accuracy = "n/a" if result.accuracy is None else f"{result.accuracy:.4f}"
+    majority = config.get("majority_accuracy")
+    lines = [
+        f"algorithm          {result.algorithm} ({result.variant})",
+        f"data               {config.get('data')}: {config.get('n_train')} training rows, {config.get('n_test')} test "
+        f"rows, d = {config.get('dimension')}",
+        f"test accuracy      {accuracy}   (majority class {'n/a' if majority is None else f'{majority:.4f}'})",
+    ]
+    if result.guarantee is None:
+        lines.append("epsilon            n/a (non-private: no guarantee)")
+    else:
+        g = result.guarantee
+        lines.append(f"epsilon            {g.epsilon:.4f} at delta {g.delta:g} for one record ({g.neighbouring.value}), "
+                     f"certified by the {g.accountant} accountant over the ledger")
+    claim = result.paper_claim
+    if claim is not None:
+        value = "none stated" if claim.epsilon is None else f"{claim.epsilon:.4f} at delta {claim.delta:g}"
+        lines.append(f"paper's claim      {value} ({claim.rule}; {'valid' if claim.valid else 'NOT a valid bound'})")
+    elif result.guarantee is not None:
+        lines.append("paper's claim      none (no paper variant)")
+    lines.append(f"iterations         {config.get('iterations')}")
+    lines.append(f"seconds            {result.seconds:.2f}")
+    return "\n".join(lines)

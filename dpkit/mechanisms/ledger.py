@@ -1,0 +1,109 @@
+"""The privacy ledger: what the mechanisms drew, per privacy-unit holder.
+
+A :class:`PrivacyLedger` is written only by :meth:`dpkit.mechanisms.base.Mechanism.release`,
+which draws the noise and records the mechanism's event in the same call, so the ledger is
+exactly what was drawn. An algorithm whose agents hold disjoint records keeps one entry list per
+agent; :meth:`PrivacyLedger.event` is then the :class:`~dpkit.accounting.events.ParallelComposedEvent`
+of the agents' sequential compositions (McSherry 2009, Thm 4: one record touches one agent's
+computation, and the other agents see it only through that agent's releases, which is
+post-processing). Accountants turn that event into a guarantee.
+
+>>> from dpkit.accounting.events import GaussianEvent
+>>> from dpkit.mechanisms.gaussian import GaussianMechanism
+>>> ledger = PrivacyLedger(agents=2)
+>>> mech = GaussianMechanism(sigma=2.0)
+>>> _ = [mech.release(0.0, rng=0, ledger=ledger, agent=a) for a in (0, 1, 1)]
+>>> ledger.entries(1)
+((GaussianEvent(sigma=2.0, sensitivity=1.0), 2),)
+>>> ledger.draws(0), ledger.draws(1)
+(1, 2)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dpkit._validation import check_integer
+from dpkit.accounting.events import ParallelComposedEvent, PrivacyEvent, compose, repeat
+from dpkit.accounting.neighbouring import NeighbouringRelation
+
+__all__ = ["PrivacyLedger"]
+
+
+class PrivacyLedger:
+    """Per-agent ordered ``(event, count)`` entries of the releases made so far.
+
+    Parameters
+    ----------
+    agents
+        Number of holders of disjoint records (1 for a centralised algorithm).
+    neighbouring
+        The neighbouring relation the recorded events' sensitivities refer to.
+    """
+
+    def __init__(self, agents: int = 1, *, neighbouring: NeighbouringRelation | str = "replace-one"):
+        self._entries: list[list[list[Any]]] = [[] for _ in range(check_integer("agents", agents, minimum=1))]
+        self.neighbouring = NeighbouringRelation.parse(neighbouring)
+
+    @property
+    def agents(self) -> int:
+        """Number of agents."""
+        return len(self._entries)
+
+    def record(self, agent: int, event: PrivacyEvent, count: int = 1) -> None:
+        """Append ``event`` × ``count`` to ``agent``'s entries (merged with an equal last entry).
+
+        Called by :meth:`~dpkit.mechanisms.base.Mechanism.release`; algorithms never call it.
+        """
+        agent = check_integer("agent", agent, minimum=0)
+        if agent >= self.agents:
+            raise ValueError(f"agent must be in [0, {self.agents - 1}], got agent={agent}")
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"event must be a PrivacyEvent, got event={event!r}")
+        count = check_integer("count", count, minimum=1)
+        entries = self._entries[agent]
+        if entries and entries[-1][0] == event:
+            entries[-1][1] += count
+        else:
+            entries.append([event, count])
+
+    def entries(self, agent: int) -> tuple[tuple[PrivacyEvent, int], ...]:
+        """``agent``'s ``(event, count)`` entries in the order they were drawn."""
+        return tuple((event, count) for event, count in self._entries[agent])
+
+    def draws(self, agent: int) -> int:
+        """How many releases ``agent`` made."""
+        return sum(count for _, count in self._entries[agent])
+
+    def agent_event(self, agent: int) -> PrivacyEvent | None:
+        """The sequential composition of ``agent``'s releases (None if it released nothing)."""
+        parts = [event if count == 1 else repeat(event, count) for event, count in self._entries[agent]]
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else compose(*parts)
+
+    def event(self) -> PrivacyEvent | None:
+        """The whole run: agents' compositions in parallel (identical agents counted once)."""
+        distinct: list[PrivacyEvent] = []
+        for agent in range(self.agents):
+            event = self.agent_event(agent)
+            if event is not None and event not in distinct:
+                distinct.append(event)
+        if not distinct:
+            return None
+        return distinct[0] if len(distinct) == 1 else ParallelComposedEvent(tuple(distinct))
+
+    def filtered(self, keep: Callable[[PrivacyEvent], bool]) -> "PrivacyLedger":
+        """A copy holding only the entries whose event satisfies ``keep`` (a view for a narrower
+        privacy unit, e.g. the label-randomization events of a label-only guarantee)."""
+        view = PrivacyLedger(self.agents, neighbouring=self.neighbouring)
+        view._entries = [[[event, count] for event, count in entries if keep(event)] for entries in self._entries]
+        return view
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the relation and agents with identical entries grouped."""
+        groups: dict[str, dict[str, Any]] = {}
+        for agent in range(self.agents):
+            events = [[event.to_dict(), int(count)] for event, count in self._entries[agent]]
+            groups.setdefault(repr(events), {"agents": [], "events": events})["agents"].append(agent)
+        return {"neighbouring": self.neighbouring.value, "groups": list(groups.values())}

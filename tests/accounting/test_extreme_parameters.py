@@ -1,0 +1,35 @@
+"""Parameters at the edge of floating point get a sound answer (ε = ∞ with a note), never a crash."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpkit.accounting.events import GaussianEvent, LaplaceEvent, PoissonSampledEvent
+from dpkit.accounting.registry import make_accountant
+
+
+@pytest.mark.parametrize("sigma", [1e-200, 1e-300, 5e-324])
+@pytest.mark.parametrize("name", ["rdp", "zcdp", "pld", "gdp", "analytic"])
+def test_tiny_sigma_gives_infinite_epsilon_with_a_note(name, sigma):
+    accountant = make_accountant(name).compose(GaussianEvent(sigma), 10)
+    result = accountant.get_epsilon(1e-5)
+    assert result.epsilon == math.inf and result.is_upper_bound
+    assert any("no finite epsilon" in note or "overflow" in note for note in result.notes) or name in ("analytic",)
+    assert accountant.get_delta(1.0).delta <= 1.0
+
+
+@pytest.mark.parametrize("name", ["rdp", "pld"])
+def test_tiny_sigma_subsampled(name):
+    result = make_accountant(name).compose(PoissonSampledEvent(GaussianEvent(1e-200), 0.1)).get_epsilon(1e-5)
+    assert result.epsilon == math.inf  # δ < q: the sampled record is revealed
+
+
+def test_tiny_laplace_scale_pld():
+    assert make_accountant("pld").compose(LaplaceEvent(1e-300)).get_epsilon(1e-5).epsilon >= 1e299
+
+
+def test_ordinary_parameters_are_unchanged():
+    result = make_accountant("rdp").compose(GaussianEvent(1.0), 10).get_epsilon(1e-5)
+    assert math.isfinite(result.epsilon) and not any("no finite" in n for n in result.notes)

@@ -1,0 +1,257 @@
+"""A-DDP (Cheng et al. 2020): ledger = draws, calibration, outputs covered, monotone noise, the
+paper's formulas against independent references, and the upload audit.
+
+Reference values: the paper's digest tables (computed there with numpy/scipy and dp-accounting)
+and mpmath at 50 digits for the Gaussian δ.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpkit.accounting.events import GaussianEvent, SampledWithoutReplacementEvent
+from dpkit.algorithms import a_ddp as A
+from dpkit.algorithms import a_ddp_claims as C
+from dpkit.algorithms import a_ddp_plan as P
+from dpkit.algorithms.a_ddp_upload import UserUpload, clipped_gradients
+from dpkit.algorithms.budget import Budget
+from dpkit.algorithms.data import Dataset, make_synthetic
+from dpkit.algorithms.partition import partition
+from dpkit.algorithms.scenarios import make_scenario
+from dpkit.audit import audit
+from dpkit.mechanisms.gaussian import GaussianMechanism
+
+mp.mp.dps = 50
+
+
+def delta_g_mp(eps: float, mu: float) -> mp.mpf:
+    """Exact δ of one Gaussian mechanism (Balle & Wang 2018, Thm 8), mpmath."""
+    eps, mu = mp.mpf(eps), mp.mpf(mu)
+    return mp.ncdf(mu / 2 - eps / mu) - mp.e ** eps * mp.ncdf(-mu / 2 - eps / mu)
+
+
+def theorem1_mp(eps: float, k: int, p: float, mu: float) -> mp.mpf:
+    p = mp.mpf(p)
+    return mp.fsum(mp.binomial(k, i) * p ** i * (1 - p) ** (k - i) * delta_g_mp(eps, mp.sqrt(i) * mu)
+                   for i in range(1, k + 1))
+
+
+def unequal_parts(seed: int = 0) -> list[Dataset]:
+    return partition(make_synthetic(120, 3, rng=seed), sizes=[30, 40, 50], rng=seed)
+
+
+# --------------------------------------------------------------------------- ledger, calibration, coverage
+
+
+@pytest.mark.parametrize("variant", ["corrected", "paper"])
+def test_ledger_equals_the_draws(monkeypatch, variant):
+    """Every Gaussian draw is one ledger entry of the user whose data it perturbed, with its σ and 2C."""
+    parts = unequal_parts()
+    owner = {id(p.X): u for u, p in enumerate(parts)}
+    draws: list[tuple[int, float]] = []
+    current: list[int] = []
+    original_upload, original_noise = UserUpload.sample, GaussianMechanism.sample
+
+    def upload_sample(self, value, size=None, rng=None):
+        current.append(owner[id(value[0])])
+        return original_upload(self, value, size, rng)
+
+    def noise_sample(self, value, size=None, rng=None):
+        draws.append((current[-1], self.sigma, self.sensitivity, np.shape(value)))
+        return original_noise(self, value, size, rng)
+
+    monkeypatch.setattr(UserUpload, "sample", upload_sample)
+    monkeypatch.setattr(GaussianMechanism, "sample", noise_sample)
+    kwargs = {"iterations": 40} if variant == "corrected" else {"iterations": 1, "max_rounds": 25}
+    result = A.train_a_ddp(parts, budget=Budget(2.0, 1e-5), variant=variant, rng=1, **kwargs)
+    clip = result.config["clip"]
+    per_user = Counter(u for u, *_ in draws)
+    for u, part in enumerate(parts):
+        entries = result.ledger.entries(u)
+        assert sum(count for _, count in entries) == per_user[u] == result.config["user_rounds"][u] == result.config["iterations"]
+        sigmas = {s for v, s, _, _ in draws if v == u}
+        assert len(entries) == 1 and sigmas == {entries[0][0].event.sigma}
+        assert entries[0][0] == SampledWithoutReplacementEvent(GaussianEvent(sigmas.pop(), 2.0 * clip), 1, part.n)
+    assert {sens for _, _, sens, _ in draws} == {2.0 * clip}
+    assert {shape for *_, shape in draws} == {(parts[0].d,)}  # one record's gradient per draw
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])
+def test_calibration_meets_the_budget(epsilon):
+    result = A.train_a_ddp(unequal_parts(), budget=Budget(epsilon, 1e-5), iterations=60, rng=0)
+    assert 0.99 * epsilon <= result.epsilon <= epsilon
+    # the ledger's worst user is the smallest one (largest sampling rate 1/30)
+    assert result.guarantee.epsilon == pytest.approx(result.config["calibrated_epsilon"], rel=1e-9)
+
+
+def test_outputs_are_functions_of_the_uploads(monkeypatch):
+    """Different data, same uploads (a stand-in upload that ignores the data) ⇒ identical models."""
+
+    def fake_sample(self, value, size=None, rng=None):
+        return rng.normal(size=value[2].shape) + np.arange(value[2].size)
+
+    monkeypatch.setattr(UserUpload, "sample", fake_sample)
+    runs = [A.train_a_ddp(unequal_parts(seed), budget=Budget(1.0, 1e-5), iterations=50, rng=7) for seed in (0, 1)]
+    assert runs[0].ledger.draws(0) == 50 and np.array_equal(runs[0].model, runs[1].model)
+    assert np.any(runs[0].model != 0.0)
+
+
+@settings(max_examples=6, deadline=None)
+@given(eps=st.floats(0.2, 4.0), factor=st.floats(1.05, 3.0))
+def test_larger_budget_never_more_noise(eps, factor):
+    sizes, budget = [50, 80], Budget(eps, 1e-5)
+    small = P.corrected_plan(budget, sizes, 3, rounds=40)
+    large = P.corrected_plan(Budget(eps * factor, 1e-5), sizes, 3, rounds=40)
+    assert large.sigma <= small.sigma
+
+
+def test_defaults_follow_their_rules():
+    plan = P.corrected_plan(Budget(1.0, 1e-5), [100] * 4, d=9)
+    assert plan.clip == 1.0 and plan.rounds == 4000  # 40 epochs of 100 records
+    assert plan.lam == pytest.approx(plan.sigma * math.sqrt(9 / (4 * 4000)) / 10)
+    assert plan.step_size == pytest.approx(min(1 / (0.25 + plan.lam), 40 / (plan.lam * 4000)))
+    assert plan.lam * plan.step_size * plan.rounds / 2 <= 20 + 1e-9  # the averaging window forgets the start
+
+
+def test_accuracy_on_synthetic_data():
+    """The default corrected run comes within 0.02 of the non-private logistic fit (scipy) on its data."""
+    from scipy.optimize import minimize
+
+    data = make_synthetic(4000, 4, rng=3)
+    theta = minimize(lambda t: np.mean(np.logaddexp(0, -data.y * (data.X @ t))), np.zeros(4)).x
+    reference = np.mean(np.where(data.X @ theta >= 0, 1.0, -1.0) == data.y)
+    result = A.train_a_ddp(partition(data, 4, rng=0), budget=Budget(3.0, 1e-5), rng=0, test=data)
+    assert result.accuracy >= reference - 0.02
+
+
+# --------------------------------------------------------------------------- the upload
+
+
+def test_upload_noise_variance():
+    """Zero gradients (x = 0): uploads are pure N(0, σ²); chi-square test of the variance at α = 1e-3."""
+    X, y = np.zeros((5, 3)), np.ones(5)
+    out = UserUpload(2.5, 1.0, 5).sample((X, y, np.zeros(3)), size=4000, rng=11).reshape(-1)
+    stat = np.sum(out ** 2) / 2.5 ** 2
+    p = 2 * min(stats.chi2.cdf(stat, out.size), stats.chi2.sf(stat, out.size))
+    assert p > 1e-3
+
+
+def test_clipped_gradients_against_formula():
+    rng = np.random.default_rng(0)
+    X, y, w = rng.normal(size=(50, 4)), np.sign(rng.normal(size=50)), rng.normal(size=4)
+    g = clipped_gradients(w, X, y, 0.3)
+    raw = np.array([-yi * xi / (1 + math.exp(yi * (xi @ w))) for xi, yi in zip(X, y)])
+    expected = raw / np.maximum(1.0, np.linalg.norm(raw, axis=1) / 0.3)[:, None]
+    assert np.allclose(g, expected, rtol=1e-12)
+    assert np.allclose([clipped_gradients(w, X[i], y[i], 0.3) for i in range(50)], expected, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- the paper's calibration
+
+
+def test_advanced_split_composes_to_budget():
+    eps_iter, delta_iter, delta_prime = C.advanced_composition_split(1.0, 1e-8, 10)
+    total = math.sqrt(2 * 10 * math.log(1 / delta_prime)) * eps_iter + 10 * eps_iter * math.expm1(eps_iter)
+    assert 1.0 - 1e-12 < total <= 1.0
+    assert delta_prime + 10 * delta_iter == pytest.approx(1e-8, rel=1e-15)
+    assert eps_iter == pytest.approx(0.04984, abs=5e-6)  # digest §2.2 table
+
+
+def test_paper_sigma_reference():
+    assert C.paper_sigma(1.0, 1e-8, 10, 3.0) == pytest.approx(301.90, abs=0.01)
+    assert C.paper_sigma(0.1, 1e-8, 10, 3.0) == pytest.approx(2698.4, abs=0.1)
+
+
+@pytest.mark.parametrize("k, expected", [(1, 6.83e-5), (10, 7.98e-4), (100, 1.739e-2), (1000, 0.3433)])
+def test_theorem1_monotone_reference(k, expected):
+    # ε = 1, μ = 0.5, p = 0.01 (digest §5 item 6)
+    assert C.theorem1_delta(1.0, k, 0.01, 0.5, 1.0) == pytest.approx(expected, rel=2e-3)
+
+
+def test_theorem1_special_cases_against_mpmath():
+    assert C.theorem1_delta(1.0, 1, 0.01, 1.0, 1.0) == pytest.approx(float(0.01 * delta_g_mp(1.0, 1.0)), rel=1e-9)
+    assert C.theorem1_delta(1.0, 100, 1.0, 0.5, 1.0) == pytest.approx(float(delta_g_mp(1.0, 5.0)), rel=1e-9)
+    assert C.theorem1_delta(0.7, 40, 0.2, 0.8, 1.3) == pytest.approx(float(theorem1_mp(0.7, 40, 0.2, 0.8 / 1.3)),
+                                                                       rel=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(eps=st.floats(0.05, 5), k=st.integers(1, 300), p=st.floats(0.001, 0.9), mu=st.floats(0.05, 3))
+def test_theorem1_corollary_bound(eps, k, p, mu):
+    # Σ Bin·δ_G(√i μ) ≤ (1 − (1−p)^k) δ_G(√k μ) (digest §5 item 7)
+    lhs = C.theorem1_delta(eps, k, p, mu, 1.0)
+    rhs = -math.expm1(k * math.log1p(-p)) * float(delta_g_mp(eps, math.sqrt(k) * mu))
+    assert lhs <= rhs * (1 + 1e-9) + 1e-300
+
+
+@pytest.mark.parametrize("p, nm, k, expected", [(0.01, 1, 10, 4.567), (0.01, 5, 10, 0.654), (0.1, 3, 100, 5.463)])
+def test_theorem1_epsilon_reference(p, nm, k, expected):
+    assert C.theorem1_epsilon(1e-5, k, p, 1.0, nm) == pytest.approx(expected, abs=1.5e-3)
+
+
+@pytest.mark.parametrize("eps, k_c, k_2c", [(0.1, 37849, 9115), (1.0, 38324, 9156)])
+def test_k_max_reference(eps, k_c, k_2c):
+    # T = 10, p = 0.01, C = 3, δ = 1e-8, δ' = δ/2 (digest §2.2)
+    sigma = C.paper_sigma(eps, 1e-8, 10, 3.0)
+    assert C.theorem1_max_rounds(eps, 1e-8, 0.01, 3.0, sigma) == k_c
+    assert C.theorem1_max_rounds(eps, 1e-8, 0.01, 6.0, sigma) == k_2c
+
+
+def test_paper_stopping_time_is_data_independent_and_exposed():
+    """Paper variant: rounds = Theorem 1's k_max on any data; the ledger (2C) exceeds the claim."""
+    budget = Budget(1.0, 1e-5)
+    runs = [A.train_a_ddp(partition(make_synthetic(6, 3, rng=s), 3, rng=s), budget=budget, variant="paper", iterations=1,
+                    max_rounds=10**6, rng=s) for s in (0, 1)]
+    sigma = C.paper_sigma(1.0, 1e-5, 1, 3.0)
+    k_max = C.theorem1_max_rounds(1.0, 1e-5, 0.5, 3.0, sigma)
+    assert runs[0].config["iterations"] == runs[1].config["iterations"] == k_max > 0
+    run = runs[0]
+    assert run.paper_claim.epsilon == 1.0 and not run.paper_claim.valid
+    assert run.epsilon > run.paper_claim.epsilon  # the true events (2C) break the claimed budget
+
+
+def test_invalid_inputs():
+    parts = unequal_parts()
+    with pytest.raises(ValueError):
+        A.train_a_ddp(parts, budget=Budget(1.0, 1e-5), variant="both")
+    with pytest.raises(ValueError):
+        A.train_a_ddp(parts, budget=Budget(1.0, 1e-5), max_rounds=3)
+    with pytest.raises(ValueError):
+        UserUpload(1.0, 1.0, 4).sample((np.zeros((3, 2)), np.ones(3), np.zeros(2)))
+
+
+# --------------------------------------------------------------------------- audit
+
+
+def test_upload_audit_paper_violates_corrected_passes():
+    paper = make_scenario("a-ddp")
+    assert paper.true_epsilon == pytest.approx(2.155, abs=1e-3)  # digest F6: (1, 1e-5) at sensitivity C
+    found = audit(paper.mechanism, paper.pairs, paper.claimed_epsilon, paper.claimed_delta, samples=400_000, rng=0)
+    assert found.violation
+    corrected = make_scenario("a-ddp", corrected=True)
+    assert corrected.true_epsilon <= corrected.claimed_epsilon
+    passed = audit(corrected.mechanism, corrected.pairs, corrected.claimed_epsilon, corrected.claimed_delta,
+                   samples=400_000, rng=0)
+    assert not passed.violation
+
+
+def test_scenario_runs_the_real_upload(monkeypatch):
+    calls = []
+    original = UserUpload.sample
+
+    def spy(self, value, size=None, rng=None):
+        calls.append(size)
+        return original(self, value, size, rng)
+
+    monkeypatch.setattr(UserUpload, "sample", spy)
+    sc = make_scenario("a-ddp")
+    out = sc.mechanism(sc.pairs[0][0], 7, np.random.default_rng(0))
+    assert calls == [7] and out.shape == (7, 1)

@@ -1,0 +1,118 @@
+"""Datasets: the packaged UCI Adult, the directory loader, the other loaders."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpkit.algorithms import data as D
+
+PACKAGED = resources.files("dpkit.algorithms").joinpath("datasets")
+
+
+@pytest.mark.parametrize("name", ["adult.data", "adult.test"])
+def test_packaged_files_are_the_uci_files(adult_dir, name):
+    assert gzip.decompress(PACKAGED.joinpath(name + ".gz").read_bytes()) == (adult_dir / name).read_bytes()
+
+
+def test_packaged_adult_equals_the_directory_copy(adult_dir):
+    packaged, directory = D.load_adult(), D.load_adult(adult_dir)
+    assert np.array_equal(packaged.X, directory.X) and np.array_equal(packaged.y, directory.y)
+    assert packaged.feature_names == directory.feature_names
+    assert D.load_dataset("adult") is packaged  # cached: one parse per process
+
+
+def test_packaged_adult_has_the_uci_counts():
+    # UCI adult.names: 48,842 instances, 45,222 without unknown values; 11,208 of those have income >50K
+    ds = D.load_adult()
+    assert ds.X.shape == (45222, 104) and int(np.sum(ds.y > 0)) == 11208
+    assert np.all(np.sum(ds.X**2, axis=1) <= 1.0)
+    assert D.load_adult(variant="124").n == 48842
+
+
+def test_packaged_copy_is_cited_and_declared_as_package_data():
+    readme = PACKAGED.joinpath("README.md").read_text()
+    assert "10.24432/C5XW20" in readme and "CC BY 4.0" in readme and "@misc{becker1996adult" in readme
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["dpkit.algorithms"]
+    for name in ("adult.data.gz", "adult.test.gz", "README.md"):
+        assert any(Path("datasets", name).match(p) for p in patterns), name
+
+
+@pytest.mark.slow
+def test_adult_variants_dimensions(adult_dir):
+    # d = 104 (Huang et al. 2019 §VI-A, 45,222 complete rows), 105 (+ bias), 124 (a9a layout)
+    expected = {"104": (45222, 104), "105": (45222, 105), "124": (48842, 124)}
+    for variant, shape in expected.items():
+        ds = D.load_adult(adult_dir, variant)
+        assert ds.X.shape == shape
+        assert set(np.unique(ds.y)) == {-1.0, 1.0}
+        assert np.all(np.sum(ds.X**2, axis=1) <= 1.0)
+        assert np.max(np.abs(ds.X)) <= 1.0
+
+
+def test_adult_directory_errors(tmp_path, adult_dir):
+    with pytest.raises(FileNotFoundError, match="nope"):
+        D.load_adult(tmp_path / "nope")
+    bad = tmp_path / "adult"
+    bad.mkdir()
+    lines = (adult_dir / "adult.data").read_text().splitlines()[:5]
+    lines.insert(3, "39, State-gov, 77516, Bachelors")
+    (bad / "adult.data").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="line 4"):
+        D.load_adult(bad, files=("adult.data",))
+    del lines[3]
+    (bad / "adult.data").write_text("\n".join(lines) + "\n")
+    with pytest.raises(FileNotFoundError, match="adult.test"):
+        D.load_adult(bad)
+    with pytest.raises(ValueError, match="variant"):
+        D.load_adult(adult_dir, "41")
+
+
+def test_adult_directory_reread_after_a_change(tmp_path, adult_dir):
+    folder = tmp_path / "adult"
+    folder.mkdir()
+    lines = (adult_dir / "adult.data").read_text().splitlines()
+    (folder / "adult.data").write_text("\n".join(lines[:50]) + "\n")
+    assert D.load_adult(folder, files=("adult.data",)).n <= 50
+    (folder / "adult.data").write_text("\n".join(lines[:80]) + "\n")
+    os.utime(folder / "adult.data", ns=(1, 10**18))
+    assert 50 < D.load_adult(folder, files=("adult.data",)).n <= 80
+
+
+def test_libsvm_and_csv_loaders(tmp_path):
+    f = tmp_path / "toy.svm"
+    f.write_text("+1 1:3 3:4\n-1 2:1\n0 1:1\n")
+    ds = D.load_libsvm(f, preprocess=False)
+    assert ds.X.tolist() == [[3, 0, 4], [0, 1, 0], [1, 0, 0]] and ds.y.tolist() == [1, -1, -1]
+    f.write_text("+1 1:3 3:4\n-1 2:x\n")
+    with pytest.raises(ValueError, match="line 2"):
+        D.load_libsvm(f)
+    c = tmp_path / "toy.csv"
+    c.write_text("a,b,label\n1,2,1\n3,4,0\n")
+    ds = D.load_csv(c)
+    assert ds.feature_names == ("a", "b") and ds.y.tolist() == [1, -1]
+    assert np.all(np.linalg.norm(ds.X, axis=1) <= 1.0)
+    c.write_text("1,2,1\n3,4\n")
+    with pytest.raises(ValueError, match="line 2"):
+        D.load_csv(c)
+    with pytest.raises(FileNotFoundError, match="missing.csv"):
+        D.load_csv(tmp_path / "missing.csv")
+    with pytest.raises(FileNotFoundError, match="no/such"):
+        D.load_dataset("no/such/path")
+    with pytest.raises(TypeError, match="data"):
+        D.load_dataset("")
+
+
+def test_builtin_and_synthetic():
+    ds = D.load_builtin()
+    assert ds.n == 6366 and ds.d == 9 and int(np.sum(ds.y > 0)) == 2053
+    a, b = D.make_synthetic(50, 3, rng=1), D.make_synthetic(50, 3, rng=1)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
+    assert np.all(np.linalg.norm(a.X, axis=1) <= 1.0)
