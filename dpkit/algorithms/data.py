@@ -391,30 +391,38 @@ def _label(value: str, path: str, lineno: int) -> float:
     raise ValueError(f"label must be -1/0/+1 in {path!r} at line {lineno}, got {value!r}")
 
 
+def _text_lines(path: str, kind: str) -> list[str]:
+    """The lines of a UTF-8 text file (ValueError naming the file if it is not text)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.readlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path!r} is not a text {kind} file (it is not UTF-8 text)") from None
+
+
 def load_libsvm(path: str | os.PathLike, n_features: int | None = None, *, preprocess: bool = True) -> Dataset:
     """Load a binary LIBSVM/SVMlight file (``label idx:value ...``, 1-based indices; labels ±1 or 0/1)."""
     path = os.fspath(path)
     _require_file(path)
     labels: list[float] = []
     entries: list[list[tuple[int, float]]] = []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split()
-            labels.append(_label(parts[0], path, lineno))
-            row = []
-            for item in parts[1:]:
-                try:
-                    index, value = item.split(":")
-                    k, v = int(index), float(value)
-                except ValueError:
-                    raise ValueError(f"malformed LIBSVM entry {item!r} in {path!r} at line {lineno}") from None
-                if k < 1 or not math.isfinite(v):
-                    raise ValueError(f"malformed LIBSVM entry {item!r} in {path!r} at line {lineno}")
-                row.append((k - 1, v))
-            entries.append(row)
+    for lineno, line in enumerate(_text_lines(path, "LIBSVM"), start=1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        labels.append(_label(parts[0], path, lineno))
+        row = []
+        for item in parts[1:]:
+            try:
+                index, value = item.split(":")
+                k, v = int(index), float(value)
+            except ValueError:
+                raise ValueError(f"malformed LIBSVM entry {item!r} in {path!r} at line {lineno}") from None
+            if k < 1 or not math.isfinite(v):
+                raise ValueError(f"malformed LIBSVM entry {item!r} in {path!r} at line {lineno}")
+            row.append((k - 1, v))
+        entries.append(row)
     if not labels:
         raise ValueError(f"no records in {path!r}")
     d = max((k for row in entries for k, _ in row), default=-1) + 1
@@ -435,8 +443,8 @@ def load_csv(path: str | os.PathLike, *, label_column: int = -1, header: bool | 
     """Load a numeric CSV file; ``label_column`` holds ±1 or 0/1 labels. A non-numeric first line is a header."""
     path = os.fspath(path)
     _require_file(path)
-    with open(path, newline="", encoding="utf-8") as handle:
-        lines = [(i, row) for i, row in enumerate(csv.reader(handle), start=1) if row and any(c.strip() for c in row)]
+    rows = csv.reader(_text_lines(path, "CSV"))
+    lines = [(i, row) for i, row in enumerate(rows, start=1) if row and any(c.strip() for c in row)]
     if not lines:
         raise ValueError(f"no records in {path!r}")
     names: tuple[str, ...] = ()
@@ -450,6 +458,8 @@ def load_csv(path: str | os.PathLike, *, label_column: int = -1, header: bool | 
         names = tuple(c.strip() for c in lines[0][1])
         lines = lines[1:]
     width = len(lines[0][1]) if lines else 0
+    if lines and not -width <= label_column < width:
+        raise ValueError(f"label_column={label_column} is out of range for {path!r}, which has {width} columns")
     features, labels = [], []
     for lineno, row in lines:
         if len(row) != width:

@@ -9,7 +9,7 @@
 The guarantee is local (replace-one of the randomised value): the output probability ratio
 between any two inputs is at most e^ε, with equality on the kept value.
 
-Seed 001 releases the features unchanged and randomises only the label, so the guarantee
+Wang et al. (2020) release the features unchanged and randomises only the label, so the guarantee
 is *label* DP; :func:`unbiased_label_loss` is the paper's modified loss (eq. (19); Natarajan
 et al. 2013) that makes the learning objective unbiased under the flips.
 """
@@ -263,7 +263,7 @@ def unbiased_label_loss(
 
 
 def modified_logistic_loss(z: Any, observed_label: Any, epsilon: float | np.ndarray) -> np.ndarray:
-    """Seed 001's modified logistic loss [e^ε ℓ(ỹz) − ℓ(−ỹz)]/(e^ε − 1), ℓ(u) = ln(1 + e^(−u)) (eq. (19)).
+    """The modified logistic loss of Wang et al. (2020) [e^ε ℓ(ỹz) − ℓ(−ỹz)]/(e^ε − 1), ℓ(u) = ln(1 + e^(−u)) (eq. (19)).
 
     Computed as [ℓ(ỹz) − e^(−ε) ℓ(−ỹz)]/(1 − e^(−ε)) with ``expm1`` (stable for small ε, no
     overflow for large ε). ``epsilon`` may be an array (one ε per record) broadcasting with ``z``.

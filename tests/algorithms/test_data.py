@@ -116,3 +116,18 @@ def test_builtin_and_synthetic():
     a, b = D.make_synthetic(50, 3, rng=1), D.make_synthetic(50, 3, rng=1)
     assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
     assert np.all(np.linalg.norm(a.X, axis=1) <= 1.0)
+
+
+def test_binary_files_and_bad_label_columns_are_named_errors(tmp_path):
+    from dpkit.algorithms.data import load_csv, load_libsvm
+
+    binary = tmp_path / "data.csv"
+    binary.write_bytes(b"\x00\xff\xfe\x01")
+    for loader, kind in ((load_csv, "CSV"), (load_libsvm, "LIBSVM")):
+        with pytest.raises(ValueError, match=f"data.csv.*not a text {kind} file"):
+            loader(binary)
+    table = tmp_path / "table.csv"
+    table.write_text("1,2,1\n3,4,-1\n")
+    with pytest.raises(ValueError, match="label_column=99 is out of range.*3 columns"):
+        load_csv(table, label_column=99)
+    assert load_csv(table, label_column=-1).n == 2

@@ -23,7 +23,7 @@ from dpkit.algorithms.scenarios import SCENARIOS, AuditScenario, make_scenario
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAPERS = {
     "pp-admm": "Ding et al. 2020", "ipp-admm": "Ding et al. 2020", "dp-admm": "Huang et al. 2019",
-    "hetero-admm": "Wang et al. 2020", "a-ddp": "Cheng et al. 2020", "dvp-admm": "Zhang & Zhu 2016",
+    "admm-pvp": "Huang et al. 2019", "hetero-admm": "Wang et al. 2020", "a-ddp": "Cheng et al. 2020", "dvp-admm": "Zhang & Zhu 2016",
     "dp-logreg": "dpkit",
 }
 

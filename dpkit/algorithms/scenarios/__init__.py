@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from dpkit.algorithms.scenarios.a_ddp import a_ddp_upload
+from dpkit.algorithms.scenarios.admm_pvp import admm_pvp_release
 from dpkit.algorithms.scenarios.base import AuditScenario
 from dpkit.algorithms.scenarios.dp_admm import dp_admm_release
 from dpkit.algorithms.scenarios.dp_logreg import dp_logreg_gradients
@@ -23,6 +24,7 @@ SCENARIOS: dict[str, Callable[..., AuditScenario]] = {
     "pp-admm": pp_admm_minimizer,
     "ipp-admm": ipp_admm_svt,
     "dp-admm": dp_admm_release,
+    "admm-pvp": admm_pvp_release,
     "hetero-admm": hetero_admm_transcript,
     "a-ddp": a_ddp_upload,
     "dvp-admm": dvp_admm_transcript,
