@@ -12,8 +12,8 @@ skipped. prv_accountant is skipped above ``--prv-max-steps`` steps (it takes min
 
 Usage::
 
-    /work/venv/bin/python benchmarks/pld.py                 # the two runs of issue 3
-    /work/venv/bin/python benchmarks/pld.py --json          # one JSON object per run
+    python benchmarks/pld.py                 # the two runs of issue 3
+    python benchmarks/pld.py --json          # one JSON object per run
 """
 
 from __future__ import annotations

@@ -1,15 +1,14 @@
-"""Plot the reproductions of seeds 001-003 from the JSON the reproduce scripts write.
+"""Plot the reproductions of Cheng et al. 2020 (002) and Zhang & Zhu 2016 (003) from the JSON the reproduce scripts write.
 
 Reads ``experiments/results/00N.json`` (written by ``experiments/reproduce_00N.py``) and writes
 
-* ``docs/reproductions/001_risk.png`` — empirical risk and the record-level ε against the iteration;
 * ``docs/reproductions/002_theorem1.png`` — ε of Theorem 1 against exact (PLD) and RDP accounting;
 * ``docs/reproductions/003_total_privacy.png`` — DVP's composed ε against T, versus the paper's α.
 
 A seed whose JSON is missing (or lacks the needed part) is skipped with a message; nothing is
 parsed from the Markdown pages and nothing is recomputed. Usage::
 
-    /work/venv/bin/python experiments/plot_reproductions.py [--only 001 002 003]
+    python experiments/plot_reproductions.py [--only 002 003]
 """
 
 from __future__ import annotations
@@ -42,41 +41,6 @@ def load(seed: str, key: str) -> dict | None:
     return data
 
 
-def plot_001(data: dict) -> pathlib.Path:
-    s = data["setting"]
-    fig, (ax, ax_eps) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for label, c in data["curves"].items():
-        ax.plot(c["iteration"], c["empirical_risk"], marker="o", markersize=2.5, label=label)
-    ax.set_yscale("log")
-    ax.set_xlabel("iteration t")
-    ax.set_ylabel("empirical risk of the running averages (true labels)")
-    ax.set_title("Seed 001: risk versus iterations (Fig. 3(b)/4(a))")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    groups: dict[tuple, list[str]] = {}  # runs with the same ε curve (η does not enter the bound) share a line
-    for label, c in data["curves"].items():
-        pts = tuple((t, e) for t, e in zip(c["iteration"], c["epsilon_phase2"]) if e is not None and e > 0)
-        if pts:
-            groups.setdefault(pts, []).append(label)
-    for pts, labels in groups.items():
-        runs = " and ".join(label.split(",")[1].strip() + " run" for label in labels)
-        ax_eps.plot(*zip(*pts), marker="o", markersize=2.5, label=f"dpkit, valid bound\n({runs}; η not credited)")
-    ax_eps.axhline(1.0, color="k", linestyle=":", label="paper: ε = 1\n(label-LDP only; Phase 2 never quantified)")
-    ax_eps.set_yscale("log")
-    ax_eps.set_xlabel("iteration t")
-    ax_eps.set_ylabel(f"ε(δ = {s['delta']:g}) of the published iterates")
-    ax_eps.set_title("Record-level ε against the other servers")
-    ax_eps.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.1))
-    ax_eps.grid(True, which="both", alpha=0.3)
-    fig.suptitle(f"Adult, {s['servers']} servers, m_i = {s['m']}, a = {s['a']}, β = {s['beta']}, V = {s['V']}"
-                 f" (experiments/results/001.json)", fontsize=9)
-    fig.tight_layout()
-    out = DOCS / "001_risk.png"
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
-
-
 def plot_002(data: dict) -> pathlib.Path:
     rows = data["theorem1"]
     x = list(range(len(rows)))
@@ -93,7 +57,7 @@ def plot_002(data: dict) -> pathlib.Path:
     ax.set_xticklabels([f"p={r['p']}\nσ/H={r['sigma_over_H']}\nk={r['k']}" for r in rows], fontsize=8)
     ax.set_xlabel("setting: sampling rate p, noise multiplier σ/H, number of steps k")
     ax.set_ylabel(f"ε at δ = {data['theorem1_delta']:g} (log scale)")
-    ax.set_title("Seed 002: Theorem 1 versus exact accounting of k Poisson-subsampled Gaussian steps")
+    ax.set_title("Cheng et al. 2020 (A-DDP): Theorem 1 versus exact accounting of k Poisson-subsampled Gaussian steps")
     ax.legend()
     ax.grid(True, axis="y", which="both", alpha=0.3)
     fig.tight_layout()
@@ -118,7 +82,7 @@ def plot_003(data: dict) -> pathlib.Path:
     ax.set_yscale("log")
     ax.set_xlabel("iterations T")
     ax.set_ylabel(f"total ε of the transcript (δ = {data['total_delta']:g} for advanced/zCDP)")
-    ax.set_title("Seed 003: DVP privacy is not independent of the number of iterations")
+    ax.set_title("Zhang & Zhu 2016 (DVP): privacy is not independent of the number of iterations")
     ax.legend(fontsize=7, ncol=2)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
@@ -128,7 +92,7 @@ def plot_003(data: dict) -> pathlib.Path:
     return out
 
 
-PLOTS = {"001": ("curves", plot_001), "002": ("theorem1", plot_002), "003": ("total_privacy", plot_003)}
+PLOTS = {"002": ("theorem1", plot_002), "003": ("total_privacy", plot_003)}
 
 
 def main(argv: list[str] | None = None) -> int:

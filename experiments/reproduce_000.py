@@ -3,7 +3,7 @@ experiments/results/000.json.
 
     python experiments/reproduce_000.py [--adult ../shared/data/adult] [--seeds 5] [--from-json]
 
-Protocol (as /work/tools_tmp/measure.py and ``dpkit train``): per seed, 35,000 training rows split over
+Protocol (as ``dpkit train`` and benchmarks/training.py): per seed, 35,000 training rows split over
 N = 5 agents, the rest for testing, a random connected graph; each SPEC with its defaults. Corrected
 variants at δ = 1e-5; paper variants at the paper's δ = 1e-4 (their guarantee is the ledger's, at 1e-4).
 A centralised DP logistic-regression row (``dpkit.algorithms.dp_logreg``) is added when that module exists.
