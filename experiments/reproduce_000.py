@@ -24,10 +24,9 @@ import numpy as np
 from dpkit._threads import single_threaded_blas
 from dpkit.accounting.base import PaperRuleWarning
 from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import load_adult, train_test_split
-from dpkit.algorithms.graphs import make_graph
-from dpkit.algorithms.partition import partition
-from pages import write_page  # experiments/pages.py
+from dpkit.algorithms.data import load_adult
+from dpkit.algorithms.training import prepare
+from pages import ms, write_page  # experiments/pages.py
 
 HERE = pathlib.Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "reproductions"
@@ -47,15 +46,12 @@ def run(adult: str, seeds: int) -> dict:
             out["missing"].append(module)
             continue
         for seed in range(seeds):
-            ss = np.random.SeedSequence(seed).spawn(4)
-            train, test = train_test_split(data, min(spec.n_train, int(0.8 * data.n)), np.random.default_rng(ss[0]))
-            parts = partition(train, spec.agents, rng=np.random.default_rng(ss[1]))
-            graph = make_graph("random", spec.agents, np.random.default_rng(ss[2])) if spec.topology == "graph" else None
             for eps in EPS:
+                setting = prepare(spec, data, seed=seed)
                 key = f"{spec.name}/{variant}@{eps}"
                 t0 = time.perf_counter()
-                res = spec.runner(parts, test, graph, budget=Budget(eps, delta), iterations=None, variant=variant,
-                                  rng=np.random.default_rng(ss[3]), progress=None)
+                res = spec.runner(setting.parts, setting.test, setting.graph, budget=Budget(eps, delta),
+                                  iterations=None, variant=variant, rng=setting.rng, progress=None)
                 out["seconds"].setdefault(key, []).append(time.perf_counter() - t0)
                 out["runs"].setdefault(key, []).append(res.accuracy)
                 out["epsilon"].setdefault(key, []).append(res.epsilon)
@@ -64,11 +60,6 @@ def run(adult: str, seeds: int) -> dict:
                     out["broadcasts"].setdefault(key, []).append(float(np.mean(res.config["broadcasts"])))
         print(module, variant, "done", flush=True)
     return out
-
-
-def ms(values) -> str:
-    v = np.asarray(values, float)
-    return f"{v.mean():.4f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.4f}"
 
 
 def render(res: dict, seeds: int) -> None:

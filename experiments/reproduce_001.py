@@ -25,10 +25,9 @@ import numpy as np
 
 from dpkit._threads import single_threaded_blas
 from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import load_adult, train_test_split
-from dpkit.algorithms.graphs import make_graph
-from dpkit.algorithms.partition import partition
-from pages import write_page  # experiments/pages.py
+from dpkit.algorithms.data import load_adult
+from dpkit.algorithms.training import prepare
+from pages import ms, write_page  # experiments/pages.py
 
 HERE = pathlib.Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "reproductions"
@@ -45,11 +44,8 @@ SWEEP_SEEDS = 2
 
 
 def setting(data, spec, agents: int, seed: int):
-    ss = np.random.SeedSequence(seed).spawn(4)
-    train, test = train_test_split(data, min(spec.n_train, int(0.8 * data.n)), np.random.default_rng(ss[0]))
-    parts = partition(train, agents, rng=np.random.default_rng(ss[1]))
-    graph = make_graph("random", agents, np.random.default_rng(ss[2])) if spec.topology == "graph" else None
-    return parts, test, graph, np.random.default_rng(ss[3])
+    prepared = prepare(spec, data, agents=agents, seed=seed)
+    return prepared.parts, prepared.test, prepared.graph, prepared.rng
 
 
 def run(adult: str, seeds: int) -> dict:
@@ -88,11 +84,6 @@ def run(adult: str, seeds: int) -> dict:
                 out["sweep"].setdefault(f"{eps}/{T}", []).append(res.accuracy)
     print("rounds sweep done", flush=True)
     return out
-
-
-def ms(values) -> str:
-    v = np.asarray(values, float)
-    return f"{v.mean():.4f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.4f}"
 
 
 def render(res: dict, seeds: int) -> None:

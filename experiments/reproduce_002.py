@@ -22,8 +22,9 @@ from dpkit._threads import single_threaded_blas
 from dpkit.algorithms import a_ddp_claims as C
 from dpkit.algorithms.a_ddp import SPEC
 from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import load_adult, train_test_split
-from dpkit.algorithms.partition import partition
+from dpkit.algorithms.data import load_adult
+from dpkit.algorithms.evaluation import majority_accuracy
+from dpkit.algorithms.training import prepare
 from pages import write_page  # experiments/pages.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -38,14 +39,12 @@ PAPER_ROUNDS = 5000
 
 def run(spec, data, seed: int, eps: float, *, agents: int | None = None, variant: str | None = None,
         **options) -> tuple[float, float, float]:
-    """One run as /work/tools_tmp/measure.py does it: (accuracy, certified ε, seconds)."""
-    ss = np.random.SeedSequence(seed).spawn(4)
-    train, test = train_test_split(data, min(spec.n_train, int(0.8 * data.n)), np.random.default_rng(ss[0]))
-    parts = partition(train, agents or spec.agents, rng=np.random.default_rng(ss[1]))
+    """One run as ``dpkit train`` does it: (accuracy, certified ε, seconds)."""
+    setting = prepare(spec, data, agents=agents, seed=seed)
     start = time.perf_counter()
-    result = spec.runner(parts, test, None, budget=Budget(eps, DELTA), iterations=options.pop("iterations", None),
-                         variant=variant or spec.variants[0], rng=np.random.default_rng(ss[3]), progress=None,
-                         **options)
+    result = spec.runner(setting.parts, setting.test, setting.graph, budget=Budget(eps, DELTA),
+                         iterations=options.pop("iterations", None), variant=variant or spec.variants[0],
+                         rng=setting.rng, progress=None, **options)
     return result.accuracy, result.epsilon, time.perf_counter() - start
 
 
@@ -125,9 +124,7 @@ def main() -> None:
         for name, (spec, options) in specs.items():
             results["adult"][name] = {str(e): summary([run(spec, data, s, e, **dict(options)) for s in range(args.seeds)])
                                       for e in EPSILONS}
-        ss = np.random.SeedSequence(0).spawn(1)
-        _, test = train_test_split(data, min(SPEC.n_train, int(0.8 * data.n)), np.random.default_rng(ss[0]))
-        results["majority"] = float(max(np.mean(test.y > 0), np.mean(test.y < 0)))
+        results["majority"] = majority_accuracy(prepare(SPEC, data, seed=0).test)
         lines += ["## Adult, logistic regression (δ = 1e-5)", "",
                   f"36,000 training rows (80/20 split), mean ± std over {args.seeds} seeds, each run exactly as "
                   "`dpkit train` runs the SPEC. Corrected: 10 users, C = 1, T = 40·n/U ≈ 144,000 rounds, σ calibrated "

@@ -29,10 +29,9 @@ from dpkit.accounting.events import PureDPEvent, repeat  # noqa: E402
 from dpkit.accounting.tightest import TightestAccountant  # noqa: E402
 from dpkit.algorithms import dvp_admm as D  # noqa: E402
 from dpkit.algorithms.budget import Budget  # noqa: E402
-from dpkit.algorithms.data import load_adult, train_test_split  # noqa: E402
-from dpkit.algorithms.graphs import make_graph  # noqa: E402
-from dpkit.algorithms.partition import partition  # noqa: E402
+from dpkit.algorithms.data import load_adult  # noqa: E402
 from dpkit.mechanisms.dual_noise import dvp_calibration  # noqa: E402
+from dpkit.algorithms.training import prepare  # noqa: E402
 from pages import write_page  # noqa: E402  (experiments/pages.py)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -48,13 +47,10 @@ def composed(alpha: float, T: int, delta: float) -> float:
 
 
 def adult_run(data, spec, eps: float, seed: int, variant: str, iterations: int | None = None):
-    ss = np.random.SeedSequence(seed).spawn(4)
-    train, test = train_test_split(data, spec.n_train, np.random.default_rng(ss[0]))
-    parts = partition(train, spec.agents, rng=np.random.default_rng(ss[1]))
-    graph = make_graph("random", spec.agents, np.random.default_rng(ss[2])) if spec.topology == "graph" else None
+    setting = prepare(spec, data, seed=seed, n_train=spec.n_train)
     start = time.perf_counter()
-    result = spec.runner(parts, test, graph, budget=Budget(eps, spec.delta), iterations=iterations, variant=variant,
-                         rng=np.random.default_rng(ss[3]), progress=None)
+    result = spec.runner(setting.parts, setting.test, setting.graph, budget=Budget(eps, spec.delta),
+                         iterations=iterations, variant=variant, rng=setting.rng, progress=None)
     return result, time.perf_counter() - start
 
 

@@ -26,8 +26,8 @@ import numpy as np  # noqa: E402
 from dpkit._threads import single_threaded_blas  # noqa: E402
 from dpkit.algorithms import admm_pvp, dp_admm, dp_logreg  # noqa: E402
 from dpkit.algorithms.budget import Budget  # noqa: E402
-from dpkit.algorithms.data import load_adult, train_test_split  # noqa: E402
-from dpkit.algorithms.partition import partition  # noqa: E402
+from dpkit.algorithms.data import load_adult  # noqa: E402
+from dpkit.algorithms.training import prepare  # noqa: E402
 from pages import write_page  # noqa: E402  (experiments/pages.py)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -38,16 +38,10 @@ TOTAL_EPS = (0.5, 1.0, 3.0)
 ITER_EPS = (0.05, 0.1, 0.2)
 
 
-def split(data, seed: int, agents: int):
-    ss = np.random.SeedSequence(seed).spawn(4)
-    train, test = train_test_split(data, 40_000, np.random.default_rng(ss[0]))
-    return partition(train, agents, rng=np.random.default_rng(ss[1])), test, np.random.default_rng(ss[3])
-
-
 def run(spec, data, seed: int, eps: float, agents: int | None = None, variant: str = "corrected", **options):
-    parts, test, rng = split(data, seed, agents or spec.agents)
-    r = spec.runner(parts, test, None, budget=Budget(eps, DELTA), iterations=None, variant=variant, rng=rng,
-                    progress=None, **options)
+    setting = prepare(spec, data, agents=agents, seed=seed, n_train=40_000)
+    r = spec.runner(setting.parts, setting.test, setting.graph, budget=Budget(eps, DELTA), iterations=None,
+                    variant=variant, rng=setting.rng, progress=None, **options)
     return {"accuracy": r.accuracy, "epsilon": r.epsilon, "seconds": r.seconds, "iterations": r.config["iterations"],
             "paper_epsilon": r.epsilon_paper}
 

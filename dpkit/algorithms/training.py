@@ -32,12 +32,13 @@ from dpkit._validation import check_integer, check_open_unit, check_positive
 from dpkit.algorithms.budget import Budget
 from dpkit.algorithms.data import Dataset, load_dataset, train_test_split
 from dpkit.algorithms.evaluation import majority_accuracy
-from dpkit.algorithms.graphs import make_graph
+from dpkit.algorithms.graphs import Graph, make_graph
 from dpkit.algorithms.partition import partition
 from dpkit.algorithms.registry import get_algorithm
 from dpkit.algorithms.result import TrainingResult
+from dpkit.algorithms.spec import AlgorithmSpec
 
-__all__ = ["train"]
+__all__ = ["train", "prepare", "Setting"]
 
 
 def train(
@@ -113,18 +114,14 @@ def train(
         raise TypeError(f"progress must be callable or None, got progress={progress!r}")
     if spec.topology != "graph" and edges is not None:
         raise ValueError(f"edges applies to graph-topology algorithms only; {name} is {spec.topology}")
-    if n_train is None:
-        n_train = min(spec.n_train, int(0.8 * data.n))
-    n_train = check_integer("n_train", n_train, minimum=agents)
-    seeds = np.random.SeedSequence(seed).spawn(4)
-    train_rows, test = train_test_split(data, n_train, np.random.default_rng(seeds[0]))
-    parts = partition(train_rows, agents, rng=np.random.default_rng(seeds[1]))
-    network = make_graph(graph, agents, np.random.default_rng(seeds[2]), edges) if spec.topology == "graph" else None
+    setting = prepare(spec, data, agents=agents, seed=seed, n_train=n_train, graph=graph, edges=edges)
+    parts, test, network = setting.parts, setting.test, setting.graph
     result = spec.runner(parts, test, network, budget=budget, iterations=iterations, variant=variant,
-                         rng=np.random.default_rng(seeds[3]), progress=progress, **options)
+                         rng=setting.rng, progress=progress, **options)
     config = dict(result.config)
     config.update({
-        "seed": seed, "data": data.name, "n_train": n_train, "n_test": test.n, "dimension": data.d, "agents": agents,
+        "seed": seed, "data": data.name, "n_train": setting.n_train, "n_test": test.n, "dimension": data.d,
+        "agents": agents,
         "epsilon_target": None if budget is None else budget.epsilon,
         "delta_target": None if budget is None else budget.delta,
         "majority_accuracy": majority_accuracy(test),
@@ -132,6 +129,36 @@ def train(
     if network is not None:
         config["graph"] = network.to_dict()
     return dataclasses.replace(result, config=config)
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """The seeded setting of a run: the agents' training sets, the test set, the communication graph
+    (None unless the topology is ``"graph"``), the generator of the algorithm's noise and ``n_train``."""
+
+    parts: list[Dataset]
+    test: Dataset
+    graph: Graph | None
+    rng: np.random.Generator
+    n_train: int
+
+
+def prepare(spec: AlgorithmSpec, data: Dataset, *, agents: int | None = None, seed: int = 0,
+            n_train: int | None = None, graph: str = "random", edges: int | None = None) -> Setting:
+    """Split ``data`` (``n_train`` rows, default the algorithm's size capped at 80 %), partition the
+    training rows equally over ``agents`` and build the graph, all seeded by ``seed``:
+    ``SeedSequence(seed).spawn(4)`` seeds the split, the partition, the graph and the noise, so every
+    caller that prepares the same (spec, data, agents, seed) gets the same setting."""
+    agents = spec.agents if agents is None else check_integer("agents", agents, minimum=1)
+    seed = check_integer("seed", seed, minimum=0)
+    if n_train is None:
+        n_train = min(spec.n_train, int(0.8 * data.n))
+    n_train = check_integer("n_train", n_train, minimum=agents)
+    seeds = np.random.SeedSequence(seed).spawn(4)
+    train_rows, test = train_test_split(data, n_train, np.random.default_rng(seeds[0]))
+    parts = partition(train_rows, agents, rng=np.random.default_rng(seeds[1]))
+    network = make_graph(graph, agents, np.random.default_rng(seeds[2]), edges) if spec.topology == "graph" else None
+    return Setting(parts, test, network, np.random.default_rng(seeds[3]), n_train)
 
 
 def _budget(name: str, private: bool, epsilon: float | None, delta: float | None, default_delta: float) -> Budget | None:
