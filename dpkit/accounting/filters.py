@@ -39,7 +39,8 @@ import numpy as np
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive
 from dpkit.accounting import rdp as rdp_module
 from dpkit.accounting import zcdp as zcdp_module
-from dpkit.accounting.base import UnsupportedEventError, round_outward
+from dpkit.accounting.base import UnsupportedEventError
+from dpkit.accounting.certify import round_outward
 from dpkit.accounting.events import (
     ApproxDPEvent,
     ComposedEvent,

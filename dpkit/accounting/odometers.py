@@ -49,7 +49,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive, check_unit_interval
-from dpkit.accounting.base import round_outward
+from dpkit.accounting.certify import round_outward
 from dpkit.accounting.events import PrivacyEvent
 from dpkit.accounting.filters import _approx_parameters, _check_event, _float_up, _gaussian_mu_squared
 from dpkit.accounting.neighbouring import NeighbouringRelation

@@ -57,6 +57,7 @@ from dpkit.accounting.events import (
     SparseVectorEvent,
 )
 from dpkit.accounting.analytic_gaussian import squared_multiplier_upper
+from dpkit.accounting.certify import certify, certify_array
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.pld import algebra, tilted
 from dpkit.accounting.pld.mechanisms import (
@@ -680,17 +681,18 @@ class PLDAccountant(Accountant):
         """Upper ε at ``delta`` on the grid used by :meth:`delta_curve` (no refinement)."""
         delta = check_target_delta(delta)
         if not self._ledger or not self._pairs():
-            return 0.0
-        return max(p.epsilon(delta) for p in self._profile_pmfs(True))
+            return certify(0.0, noop=True)
+        return certify(max(p.epsilon(delta) for p in self._profile_pmfs(True)))
 
     def delta_curve(self, epsilons, *, pessimistic: bool = True):
         """δ(ε) on an array of ε ∈ ℝ (upper bound if ``pessimistic``, else lower bound), max of both directions.
 
         Uses ``value_discretization_interval`` if set, else h = 1e-3 (aligned to the lattice
-        of the atoms when there is one).
+        of the atoms when there is one). The curve leaves through
+        :func:`~dpkit.accounting.certify.certify_array` (rounded outward).
         """
         eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
-        if not self._ledger or not self._pairs():
-            return np.maximum(0.0, -np.expm1(eps))  # identical distributions: δ(ε) = (1 − e^ε)_+
+        if not self._ledger or not self._pairs():  # identical distributions: δ(ε) = (1 − e^ε)_+
+            return certify_array(np.maximum(0.0, -np.expm1(eps)), upper=pessimistic, noop=True)
         pmfs = self._profile_pmfs(pessimistic)
-        return np.maximum(pmfs[0].delta_many(eps), pmfs[1].delta_many(eps))
+        return certify_array(np.maximum(pmfs[0].delta_many(eps), pmfs[1].delta_many(eps)), upper=pessimistic)
