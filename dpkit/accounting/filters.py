@@ -39,7 +39,7 @@ import numpy as np
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive
 from dpkit.accounting import zcdp as zcdp_module
 from dpkit.accounting.adaptive_steps import approx_parameters, check_event, float_up, gaussian_mu_squared
-from dpkit.accounting.base import round_outward
+from dpkit.accounting.certify import round_outward
 from dpkit.accounting.events import PrivacyEvent
 from dpkit.accounting.gdp import gdp_mu_to_epsilon
 from dpkit.accounting.neighbouring import NeighbouringRelation

@@ -50,7 +50,7 @@ import numpy as np
 
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive, check_unit_interval
 from dpkit.accounting.adaptive_steps import approx_parameters, check_event, float_up, gaussian_mu_squared
-from dpkit.accounting.base import round_outward
+from dpkit.accounting.certify import round_outward
 from dpkit.accounting.events import PrivacyEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.rdp_curves import rdp_curve

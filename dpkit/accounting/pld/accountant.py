@@ -57,6 +57,7 @@ from dpkit.accounting.events import (
     SparseVectorEvent,
 )
 from dpkit.accounting.analytic_gaussian import squared_multiplier_upper
+from dpkit.accounting.certify import certify, certify_array
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.pld import algebra, tilted
 from dpkit.accounting.pld.mechanisms import (
@@ -781,8 +782,8 @@ class PLDAccountant(Accountant):
         """Upper ε at ``delta`` on the grid used by :meth:`delta_curve` (no refinement)."""
         delta = check_target_delta(delta)
         if not self._ledger or not self._pairs():
-            return 0.0
-        return max(p.epsilon(delta) for p in self._profile_pmfs(True))
+            return certify(0.0, noop=True)
+        return certify(max(p.epsilon(delta) for p in self._profile_pmfs(True)))
 
     def delta_curve(self, epsilons, *, pessimistic: bool = True):
         """δ(ε) on an array of ε ∈ ℝ (upper bound if ``pessimistic``, else lower bound), max of both directions.
@@ -791,11 +792,12 @@ class PLDAccountant(Accountant):
         of the atoms when there is one). Where the FFT composition gives δ below
         :data:`TILTED_DELTA_BELOW`, δ(ε) is recomputed at the same h by exponential tilting
         (:func:`.tilted.tilted_delta`, relative precision down to δ = 1e-300, with its
-        round-off allowances), which replaces the FFT value there.
+        round-off allowances), which replaces the FFT value there. The curve leaves through
+        :func:`~dpkit.accounting.certify.certify_array` (rounded outward).
         """
         eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
-        if not self._ledger or not self._pairs():
-            return np.maximum(0.0, -np.expm1(eps))  # identical distributions: δ(ε) = (1 − e^ε)_+
+        if not self._ledger or not self._pairs():  # identical distributions: δ(ε) = (1 − e^ε)_+
+            return certify_array(np.maximum(0.0, -np.expm1(eps)), upper=pessimistic, noop=True)
         pmfs = self._profile_pmfs(pessimistic)
         values = np.maximum(pmfs[0].delta_many(eps), pmfs[1].delta_many(eps))
         tiny = np.nonzero((values < TILTED_DELTA_BELOW) & (eps >= 0.0))[0]
@@ -807,4 +809,4 @@ class PLDAccountant(Accountant):
             for i in tiny:
                 values[i] = max(tilted.tilted_delta(steps, float(eps[i]), tail, self.max_grid_points)
                                 for steps in directions)
-        return values
+        return certify_array(values, upper=pessimistic)
