@@ -595,17 +595,19 @@ class PLDAccountant(Accountant):
         notes.append(f"certified interval [{lower:.9g}, {upper:.9g}], width {upper - lower if math.isfinite(upper) else math.inf:.3g}")
         return self._result(upper, delta, _METHOD, epsilon_lower=lower, notes=tuple(notes))
 
-    def _tilted_bound(self, pairs, h: float, tail: float, delta: float, pessimistic: bool) -> float | None:
+    def _tilted_bound(self, pairs, h: float, tail: float, delta: float, pessimistic: bool,
+                      guesses: dict[str, float] | None = None) -> float | None:
         """ε at ``delta`` by exponential tilting (:mod:`.tilted`), worse of both directions; None if
-        no lower bound is certified."""
+        no lower bound is certified. ``guesses`` (direction → ε from a coarser grid) places the saddle
+        point without a Chernoff search, and is updated with the new values; any guess gives valid bounds."""
         index = 0 if pessimistic else 1
         values = []
-        for direction in ("remove", "add") if any(add is not None for (_, add), _ in pairs) else ("remove",):
-            steps = []
-            for (remove, add), count in pairs:
-                loss = remove if direction == "remove" or add is None else add
-                steps.append((discretise(loss, h, tail, self.max_grid_points)[index], count))
-            values.append(tilted.tilted_epsilon(steps, delta, self.tail_mass, self.max_grid_points))
+        for direction, steps in zip(self._directions(pairs), self._tilted_steps(pairs, h, tail, pessimistic)):
+            guess = None if guesses is None else guesses.get(direction)
+            value = tilted.tilted_epsilon(steps, delta, self.tail_mass, self.max_grid_points, guess=guess)
+            if guesses is not None and value is not None and math.isfinite(value):
+                guesses[direction] = value
+            values.append(value)
         if pessimistic:
             return max(values)
         known = [v for v in values if v is not None]
@@ -630,10 +632,11 @@ class PLDAccountant(Accountant):
             h = self._initial_h(pairs, lattice, notes, tail)
         # Every h gives valid bounds: keep the smallest upper and the largest lower end seen.
         upper, lower, last_h, previous = math.inf, None, None, None
+        guesses: dict[str, float] = {}
         for _ in range(_TILTED_STEPS):
             try:
-                step_upper = self._tilted_bound(pairs, h, tail, delta, pessimistic=True)
-                step_lower = self._tilted_bound(pairs, h, tail, delta, pessimistic=False)
+                step_upper = self._tilted_bound(pairs, h, tail, delta, pessimistic=True, guesses=guesses)
+                step_lower = self._tilted_bound(pairs, h, tail, delta, pessimistic=False, guesses=dict(guesses))
             except GridTooLargeError as error:
                 notes.append(f"target width not reached: h={h:.3g} needs too many points ({error})")
                 break
