@@ -95,7 +95,7 @@ _MAX_DISCRETE_LAPLACE_SENSITIVITY = 10**6
 TILTED_BELOW = 1e-12
 #: :meth:`PLDAccountant.get_delta` recomputes δ(ε) by tilting when the untilted upper bound is below this.
 TILTED_DELTA_BELOW = 1e-9
-#: Grid points the lower end of sampling without replacement may use beyond the dominating pair's grid.
+#: Grid points the lower end of sampling without replacement may use when the dominating pair's grid is smaller.
 _REALISABLE_POINTS = 2**17
 #: At most this many grid spacings are tried by the tilted paths.
 _TILTED_STEPS = 12
