@@ -143,12 +143,35 @@ def tilted_epsilon(steps: list[tuple[LossPmf, int]], delta: float, tail: float, 
         if pessimistic:
             answer = min(answer, math.nextafter(max(top, 0.0), math.inf))
         if answer is None or not math.isfinite(answer):
-            return answer
+            break
         spread = math.sqrt(max(_cumulants(steps, lam)[2], 1e-300))
         if abs(answer - guess) <= 2.0 * spread:
             break
         guess = answer
-    return answer
+    if pessimistic:
+        return answer
+    atom = _top_atom_epsilon(steps, top, delta, deficit)
+    if answer is None or atom is None:
+        return answer if atom is None else atom
+    return max(answer, atom)
+
+
+def _top_atom_epsilon(steps, top: float, delta: float, deficit: float) -> float | None:
+    """A lower bound on ε at ``delta`` from the top atom alone (optimistic steps), or None.
+
+    The composed loss equals ``top`` only when every step is at its largest loss, so
+    P(S = top) = m = Π pᵢ^{cᵢ} exactly (pᵢ the top masses), no FFT involved, and
+    δ(ε) ≥ m(1 − e^{ε − top}) − deficit. For ε′ < top + log(1 − (δ + deficit)/m) this exceeds δ,
+    so that value bounds ε from below. It is what certifies ε when δ is below the FFT's round-off
+    relative to the top atom (a pure-DP or subsampled Laplace composition at δ = 1e-50: ε is the
+    largest loss to within 1e-40)."""
+    log_m = sum(count * math.log(float(pmf.probs[np.nonzero(pmf.probs)[0][-1]])) for pmf, count in steps)
+    log_m += math.log1p(-1e-12)  # the float log-sum, rounded down
+    ratio = (delta + deficit) / math.exp(log_m) if log_m > -745.0 else math.inf
+    if ratio >= 1.0:
+        return None
+    value = top + math.log1p(-ratio)
+    return math.nextafter(value, -math.inf) if value > 0 else None
 
 
 def _atoms(steps) -> tuple[float, float, float]:
