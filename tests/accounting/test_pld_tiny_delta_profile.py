@@ -141,3 +141,13 @@ def test_subsampled_laplace_at_tiny_delta_is_certified_within_the_default_width(
     assert result.epsilon_lower <= top - 3e-12 and top <= result.epsilon
     assert result.epsilon - result.epsilon_lower <= acc.target_width
     assert abs(result.epsilon - 2.46964) <= 1e-3
+
+
+@pytest.mark.parametrize("count,gap", [(3, 1e-12), (10, 1e-12), (10, 1e-13)])
+def test_laplace_get_delta_brackets_exact_next_to_the_largest_loss(count, gap):
+    """Within 1e-12 of the largest loss k the top atom (mass 2^{−k}) decides δ; the grid losses are floats
+    a few ulps off the grid, which must not move the bounds across the exact δ."""
+    epsilon = count - gap
+    exact = laplace_delta(epsilon, 1.0, count)
+    result = PLDAccountant().compose(LaplaceEvent(1.0), count).get_delta(epsilon)
+    assert result.delta_lower <= exact <= result.delta
