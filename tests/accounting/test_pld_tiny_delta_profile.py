@@ -19,6 +19,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpkit.accounting.events import GaussianEvent, LaplaceEvent, PoissonSampledEvent
 from dpkit.accounting.pld import PLDAccountant
@@ -151,3 +153,15 @@ def test_laplace_get_delta_brackets_exact_next_to_the_largest_loss(count, gap):
     exact = laplace_delta(epsilon, 1.0, count)
     result = PLDAccountant().compose(LaplaceEvent(1.0), count).get_delta(epsilon)
     assert result.delta_lower <= exact <= result.delta
+
+
+@settings(max_examples=8, deadline=None)
+@given(mu=st.floats(0.1, 6.0), exponent=st.integers(9, 300), count=st.integers(1, 50))
+def test_gaussian_get_delta_brackets_exact_for_any_tiny_delta(mu, exponent, count):
+    """Any composition of Gaussians (μ = √count/σ) at the ε whose exact δ is 10^−exponent."""
+    epsilon = gaussian_epsilon_at(10.0**-exponent, mu)
+    exact = gaussian_delta(epsilon, mu)
+    acc = PLDAccountant()
+    result = acc.compose(GaussianEvent(math.sqrt(count) / mu), count).get_delta(epsilon)
+    assert result.delta_lower <= exact <= result.delta
+    assert result.delta - result.delta_lower <= acc.target_width * result.delta
