@@ -19,6 +19,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpkit.accounting.events import GaussianEvent, LaplaceEvent, PoissonSampledEvent
 from dpkit.accounting.pld import PLDAccountant
@@ -125,17 +127,41 @@ def test_delta_curve_brackets_exact_in_the_tilted_range(sigma, count):
         assert lo <= exact <= up <= exact * (1 + 1e-3)
 
 
-def test_subsampled_laplace_at_1e14_is_certified_within_the_default_width():
+@pytest.mark.parametrize("delta", [1e-14, 1e-50])
+def test_subsampled_laplace_at_tiny_delta_is_certified_within_the_default_width(delta):
     """dp_accounting's test vector (pld_privacy_accountant_test, Poisson-subsampled Laplace, scale 0.5,
-    rate 0.2, 3 steps, δ = 1e-14: 2.46964 ± 1e-3). The largest loss of a step is t = log(1 − q + q e²),
-    attained with P-mass p = (1 − q) e⁻²/2 + q/2, so δ(3t − u) ≥ p³(1 − e^{−u}) and the exact ε lies in
-    [3t − 3e-12, 3t]; dpkit's interval must contain it and be at most target_width wide."""
+    rate 0.2, 3 steps, δ = 1e-14: 2.46964 ± 1e-3), and the same at δ = 1e-50. The largest loss of a step
+    is t = log(1 − q + q e²), attained with P-mass p = (1 − q) e⁻²/2 + q/2, so δ(3t − u) ≥ p³(1 − e^{−u})
+    and the exact ε lies in [3t − 3e-12, 3t] (for both δ); dpkit's interval must contain it and be at
+    most target_width wide."""
     q = mpmath.mpf("0.2")
     top = float(3 * mpmath.log(1 - q + q * mpmath.e**2))
     p = float((1 - q) * mpmath.e**-2 / 2 + q / 2)
     assert p**3 * -math.expm1(-3e-12) > 1e-14  # so ε ≥ top − 3e-12
     acc = PLDAccountant()
-    result = acc.compose(PoissonSampledEvent(LaplaceEvent(0.5), 0.2), 3).get_epsilon(1e-14)
+    result = acc.compose(PoissonSampledEvent(LaplaceEvent(0.5), 0.2), 3).get_epsilon(delta)
     assert result.epsilon_lower <= top - 3e-12 and top <= result.epsilon
     assert result.epsilon - result.epsilon_lower <= acc.target_width
     assert abs(result.epsilon - 2.46964) <= 1e-3
+
+
+@pytest.mark.parametrize("count,gap", [(3, 1e-12), (10, 1e-12), (10, 1e-13)])
+def test_laplace_get_delta_brackets_exact_next_to_the_largest_loss(count, gap):
+    """Within 1e-12 of the largest loss k the top atom (mass 2^{−k}) decides δ; the grid losses are floats
+    a few ulps off the grid, which must not move the bounds across the exact δ."""
+    epsilon = count - gap
+    exact = laplace_delta(epsilon, 1.0, count)
+    result = PLDAccountant().compose(LaplaceEvent(1.0), count).get_delta(epsilon)
+    assert result.delta_lower <= exact <= result.delta
+
+
+@settings(max_examples=8, deadline=None)
+@given(mu=st.floats(0.1, 6.0), exponent=st.integers(9, 300), count=st.integers(1, 50))
+def test_gaussian_get_delta_brackets_exact_for_any_tiny_delta(mu, exponent, count):
+    """Any composition of Gaussians (μ = √count/σ) at the ε whose exact δ is 10^−exponent."""
+    epsilon = gaussian_epsilon_at(10.0**-exponent, mu)
+    exact = gaussian_delta(epsilon, mu)
+    acc = PLDAccountant()
+    result = acc.compose(GaussianEvent(math.sqrt(count) / mu), count).get_delta(epsilon)
+    assert result.delta_lower <= exact <= result.delta
+    assert result.delta - result.delta_lower <= acc.target_width * result.delta

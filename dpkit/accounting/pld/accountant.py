@@ -96,17 +96,26 @@ _MAX_DISCRETE_LAPLACE_SENSITIVITY = 10**6
 TILTED_BELOW = 1e-12
 #: :meth:`PLDAccountant.get_delta` recomputes δ(ε) by tilting when the untilted upper bound is below this.
 TILTED_DELTA_BELOW = 1e-9
+#: Grid points the lower end of sampling without replacement may use when the dominating pair's grid is smaller.
+_REALISABLE_POINTS = 2**17
 #: At most this many grid spacings are tried by the tilted paths.
 _TILTED_STEPS = 12
 
 
 def _next_factor(target: float, width: float, h: float, previous: tuple[float, float] | None) -> float:
     """The factor for the next h, aiming at 85% of ``target``: width ∝ h^p, with p estimated from the
-    previous (h, width) when there is one (clamped to [1, 2]; 2 otherwise), the factor kept in [0.05, 0.7]."""
+    previous (h, width) when there is one (clamped to [1, 2]; 2 otherwise), the factor kept in [0.1, 0.7]
+    (a grid at most ten times finer per step, so that an unaffordable one is not built at once)."""
     order = 2.0
     if previous is not None and previous[1] > width > 0 and previous[0] > h:
         order = min(2.0, max(1.0, math.log(previous[1] / width) / math.log(previous[0] / h)))
-    return min(0.7, max(0.05, (0.85 * target / width) ** (1.0 / order)))
+    return min(0.7, max(0.1, (0.85 * target / width) ** (1.0 / order)))
+
+
+def _stalled(width: float, previous: tuple[float, float] | None) -> bool:
+    """Whether the last refinement left the width above 90% of the one before: the interval is then
+    limited by something a finer grid does not remove (round-off allowances, a first-order end)."""
+    return previous is not None and width > 0.9 * previous[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -381,17 +390,23 @@ class PLDAccountant(Accountant):
         self._cache[key] = composed
         return composed
 
-    def _realisable_lower(self, h: float, pairs) -> list[LossPmf] | None:
-        """Optimistic composed pmfs (remove and add directions) of :meth:`_realisable_pairs` at
-        spacing ``h``; their ε or δ is a certified lower bound on the true one. None if no leaf
-        is sampled without replacement."""
+    def _realisable_lower(self, composed: _Composed, pairs) -> list[LossPmf] | None:
+        """Optimistic composed pmfs (remove and add directions) of :meth:`_realisable_pairs`; their ε or δ
+        is a certified lower bound on the true one. None if no leaf is sampled without replacement.
+
+        The Poisson-type pairs often need the first-order fallback (error ∝ h), so their spacing is the
+        target width when that is finer than the dominating pair's h — but never a grid of more than
+        :data:`_REALISABLE_POINTS` points (or the dominating pair's own size), so that a fine target width
+        costs at most as much as the dominating pair's refinement did."""
         realisable = self._realisable_pairs(pairs)
         if realisable is None:
             return None
-        try:  # the Poisson-type pairs often need the first-order fallback: a finer grid if cheap
-            return self._optimistic_directions(min(h, self.target_width), realisable)
-        except GridTooLargeError:
+        budget = max(_REALISABLE_POINTS, composed.grid_points)
+        h = max(min(composed.h, self.target_width), composed.h * composed.grid_points / budget)
+        try:
             return self._optimistic_directions(h, realisable)
+        except GridTooLargeError:
+            return self._optimistic_directions(composed.h, realisable)
 
     def _optimistic_directions(self, h: float, pairs) -> list[LossPmf]:
         """The optimistic composed pmfs of the remove and add directions of ``pairs`` at spacing ``h``."""
@@ -570,7 +585,7 @@ class PLDAccountant(Accountant):
                          f">= delta (genuine infinite losses, grid tails and the FFT round-off allowance, which "
                          f"grows with the count); the PLD certifies no finite epsilon here: use the RDP "
                          f"accountant (--accountant rdp), which handles any count")
-        realisable = self._realisable_lower(composed.h, self._pairs())
+        realisable = self._realisable_lower(composed, self._pairs())
         if realisable is not None:
             notes.append(f"dominating pair of sampling without replacement (Zhu, Dong & Wang 2022, Prop. 30): "
                          f"its epsilon lies in [{lower:.9g}, {upper:.9g}]")
@@ -581,17 +596,19 @@ class PLDAccountant(Accountant):
         notes.append(f"certified interval [{lower:.9g}, {upper:.9g}], width {upper - lower if math.isfinite(upper) else math.inf:.3g}")
         return self._result(upper, delta, _METHOD, epsilon_lower=lower, notes=tuple(notes))
 
-    def _tilted_bound(self, pairs, h: float, tail: float, delta: float, pessimistic: bool) -> float | None:
+    def _tilted_bound(self, pairs, h: float, tail: float, delta: float, pessimistic: bool,
+                      guesses: dict[str, float] | None = None) -> float | None:
         """ε at ``delta`` by exponential tilting (:mod:`.tilted`), worse of both directions; None if
-        no lower bound is certified."""
+        no lower bound is certified. ``guesses`` (direction → ε from a coarser grid) places the saddle
+        point without a Chernoff search, and is updated with the new values; any guess gives valid bounds."""
         index = 0 if pessimistic else 1
         values = []
-        for direction in ("remove", "add") if any(add is not None for (_, add), _ in pairs) else ("remove",):
-            steps = []
-            for (remove, add), count in pairs:
-                loss = remove if direction == "remove" or add is None else add
-                steps.append((discretise(loss, h, tail, self.max_grid_points)[index], count))
-            values.append(tilted.tilted_epsilon(steps, delta, self.tail_mass, self.max_grid_points))
+        for direction, steps in zip(self._directions(pairs), self._tilted_steps(pairs, h, tail, pessimistic)):
+            guess = None if guesses is None else guesses.get(direction)
+            value = tilted.tilted_epsilon(steps, delta, self.tail_mass, self.max_grid_points, guess=guess)
+            if guesses is not None and value is not None and math.isfinite(value):
+                guesses[direction] = value
+            values.append(value)
         if pessimistic:
             return max(values)
         known = [v for v in values if v is not None]
@@ -616,10 +633,11 @@ class PLDAccountant(Accountant):
             h = self._initial_h(pairs, lattice, notes, tail)
         # Every h gives valid bounds: keep the smallest upper and the largest lower end seen.
         upper, lower, last_h, previous = math.inf, None, None, None
+        guesses: dict[str, float] = {}
         for _ in range(_TILTED_STEPS):
             try:
-                step_upper = self._tilted_bound(pairs, h, tail, delta, pessimistic=True)
-                step_lower = self._tilted_bound(pairs, h, tail, delta, pessimistic=False)
+                step_upper = self._tilted_bound(pairs, h, tail, delta, pessimistic=True, guesses=guesses)
+                step_lower = self._tilted_bound(pairs, h, tail, delta, pessimistic=False, guesses=dict(guesses))
             except GridTooLargeError as error:
                 notes.append(f"target width not reached: h={h:.3g} needs too many points ({error})")
                 break
@@ -630,6 +648,9 @@ class PLDAccountant(Accountant):
                 break
             width = upper - lower
             if width <= self.target_width:
+                break
+            if _stalled(width, previous):
+                notes.append(f"target width not reached: refining h to {h:.3g} left the width at {width:.3g}")
                 break
             factor, previous = _next_factor(self.target_width, width, h, previous), (h, width)
             new_h = self._aligned(lattice, h * factor)
@@ -677,6 +698,7 @@ class PLDAccountant(Accountant):
         if self._chernoff_log_delta(pairs, self._start_h(pairs, []), np.array([epsilon]))[0] < math.log(
                 TILTED_DELTA_BELOW - total * self.tail_mass):
             upper, lower, h = self._tiny_delta_delta(epsilon, 1.0, 0.0, notes := [])  # δ is certainly tiny
+            composed = None
         else:
             composed, (upper, lower), notes = self._refine(measure)
             h = composed.h
@@ -687,11 +709,11 @@ class PLDAccountant(Accountant):
             notes.append(f"dominating pair of sampling without replacement (Zhu, Dong & Wang 2022, Prop. 30): "
                          f"its delta lies in [{lower:.9g}, {upper:.9g}]; delta_lower is that of the worst-case "
                          "datasets of one step composed (Lebeda, Regehr, Kamath & Steinke 2024)")
-            if upper < TILTED_DELTA_BELOW:
+            if composed is None or upper < TILTED_DELTA_BELOW:
                 tail = self._tilted_tail(pairs, self._chernoff_log_delta(pairs, h, np.array([epsilon]))[0])
                 lower = min(lower, self._tilted_delta_bound(realisable, h, tail, epsilon, pessimistic=False))
             else:
-                lower = min(lower, max(pmf.delta(epsilon) for pmf in self._realisable_lower(h, pairs)))
+                lower = min(lower, max(pmf.delta(epsilon) for pmf in self._realisable_lower(composed, pairs)))
         return self._result(epsilon, upper, _METHOD, delta_lower=lower, notes=tuple(notes))
 
     def _start_h(self, pairs, notes: list[str]) -> float:
@@ -757,6 +779,10 @@ class PLDAccountant(Accountant):
             upper, lower, last_h = min(upper, step_upper), max(lower, step_lower), h
             width = (upper - lower) / upper if upper > 1e-300 else 0.0  # below 1e-300: δ = 0 to the bar's precision
             if fixed is not None or width <= self.target_width:
+                break
+            if _stalled(width, previous):
+                notes.append(f"target width not reached: refining h to {h:.3g} left the relative width at "
+                             f"{width:.3g} (the lower end is limited by the optimistic construction's allowances)")
                 break
             factor, previous = _next_factor(self.target_width, width, h, previous), (h, width)
             new_h = self._aligned(lattice, h * factor)

@@ -141,14 +141,48 @@ def tilted_epsilon(steps: list[tuple[LossPmf, int]], delta: float, tail: float, 
         composed, k_total = _tilted_composition(steps, lam, tail, max_points)
         answer = _solve(composed, k_total, lam, delta, infinity, deficit, pessimistic)
         if pessimistic:
-            answer = min(answer, math.nextafter(max(top, 0.0), math.inf))
+            answer = min(answer, math.nextafter(max(_top_range(steps)[1], 0.0), math.inf))
         if answer is None or not math.isfinite(answer):
-            return answer
+            break
         spread = math.sqrt(max(_cumulants(steps, lam)[2], 1e-300))
         if abs(answer - guess) <= 2.0 * spread:
             break
         guess = answer
-    return answer
+    if pessimistic:
+        return answer
+    atom = _top_atom_epsilon(steps, _top_range(steps)[0], delta, deficit)
+    if answer is None or atom is None:
+        return answer if atom is None else atom
+    return max(answer, atom)
+
+
+def _top_atom_epsilon(steps, top: float, delta: float, deficit: float) -> float | None:
+    """A lower bound on ε at ``delta`` from the top atom alone (optimistic steps), or None; ``top`` is the
+    lower end of :func:`_top_range` (placing the atom lower only lowers δ).
+
+    The composed loss equals ``top`` only when every step is at its largest loss, so
+    P(S = top) = m = Π pᵢ^{cᵢ} exactly (pᵢ the top masses), no FFT involved, and
+    δ(ε) ≥ m(1 − e^{ε − top}) − deficit. For ε′ < top + log(1 − (δ + deficit)/m) this exceeds δ,
+    so that value bounds ε from below. It is what certifies ε when δ is below the FFT's round-off
+    relative to the top atom (a pure-DP or subsampled Laplace composition at δ = 1e-50: ε is the
+    largest loss to within 1e-40)."""
+    log_m = sum(count * math.log(float(pmf.probs[np.nonzero(pmf.probs)[0][-1]])) for pmf, count in steps)
+    log_m += math.log1p(-1e-12)  # the float log-sum, rounded down
+    ratio = (delta + deficit) / math.exp(log_m) if log_m > -745.0 else math.inf
+    if ratio >= 1.0:
+        return None
+    value = top + math.log1p(-ratio)
+    return math.nextafter(value, -math.inf) if value > 0 else None
+
+
+def _top_range(steps) -> tuple[float, float]:
+    """An interval around the largest finite composed loss Σ cᵢ·lᵢ: each grid loss shift + k h is a float
+    (a few ulps off the grid point it stands for) and so is the sum; the ends are moved by that error so
+    that "no loss above top" stays true (upper end) and the top atom is not placed too high (lower end)."""
+    tops = [(count, float(pmf.losses[np.nonzero(pmf.probs)[0][-1]]), abs(pmf.shift)) for pmf, count in steps]
+    top = sum(count * loss for count, loss, _ in tops)
+    error = 8.0 * 2.0**-53 * sum(count * (abs(loss) + shift) for count, loss, shift in tops) + 2.0**-52 * abs(top)
+    return top - error, top + error
 
 
 def _atoms(steps) -> tuple[float, float, float]:
@@ -175,8 +209,9 @@ def tilted_delta(steps: list[tuple[LossPmf, int]], epsilon: float, tail: float, 
     Pessimistic steps give an upper bound, optimistic steps a lower bound (≥ 0).
     """
     pessimistic = steps[0][0].pessimistic
-    infinity, deficit, top = _atoms(steps)
-    if epsilon >= top:  # no finite loss exceeds ε: only the +∞ atoms count
+    infinity, deficit, _ = _atoms(steps)
+    top_low, top_high = _top_range(steps)
+    if epsilon >= (top_high if pessimistic else top_low):  # no finite loss exceeds ε: only the +∞ atoms count
         return min(1.0, infinity) if pessimistic else max(0.0, infinity - deficit)
     lam = _saddle(steps, epsilon)
     composed, k_total = _tilted_composition(steps, lam, tail, max_points)
@@ -198,7 +233,12 @@ def tilted_delta(steps: list[tuple[LossPmf, int]], epsilon: float, tail: float, 
         finite = math.exp(log_a + math.log(-math.expm1(gap))) if gap < 0 else 0.0
     if pessimistic:
         return min(1.0, math.nextafter(finite * (1.0 + roundoff) + error + infinity, math.inf))
-    return max(0.0, math.nextafter(finite * (1.0 - roundoff) - error - deficit + infinity, -math.inf))
+    lower = finite * (1.0 - roundoff) - error - deficit + infinity
+    # The top atom alone (see _top_atom_epsilon): P(S = top) = Π pᵢ^{cᵢ}, exactly.
+    log_m = sum(count * math.log(float(pmf.probs[np.nonzero(pmf.probs)[0][-1]])) for pmf, count in steps)
+    atom = math.exp(log_m + math.log1p(-1e-12)) * -math.expm1(epsilon - top_low) if log_m > -745.0 else 0.0
+    lower = max(lower, atom * (1.0 - 1e-12) - deficit + infinity)
+    return max(0.0, math.nextafter(lower, -math.inf))
 
 
 def _solve(composed: LossPmf, k_total: float, lam: float, delta: float, infinity: float, deficit: float,
