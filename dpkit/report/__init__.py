@@ -23,8 +23,10 @@ from dpkit.report.builder import build_report as _build
 from dpkit.report.document import Document, as_document, load_document
 from dpkit.report.markdown import render_markdown
 from dpkit.report.plots import write_plots
+from dpkit.report.sandbox import RerunPolicy
 
-__all__ = ["Document", "ReportResult", "build_report", "keys_for", "load_document", "render_bibtex", "write_report"]
+__all__ = ["Document", "ReportResult", "RerunPolicy", "build_report", "keys_for", "load_document", "render_bibtex",
+           "write_report"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ class ReportResult:
             "plots": {name: str(path) for name, path in self.plots.items()},
             "skipped_plots": dict(self.skipped_plots),
             "rerun_matched": self.rerun_matched,
+            "reruns_skipped": [{"source": section["source"], "modules": section["rerun"]["skipped"],
+                                "allow": section["rerun"]["allow"]}
+                               for section in self.report.get("documents", []) if section["rerun"].get("skipped")],
             "references": list(self.references),
         }
 
@@ -83,9 +88,10 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def build_report(documents: Iterable[Any], rerun: bool = True) -> dict[str, Any]:
-    """The report (JSON-ready) of ``documents`` (paths, parsed JSON dicts or :class:`Document`)."""
-    return _build([as_document(d) for d in documents], rerun=rerun)
+def build_report(documents: Iterable[Any], rerun: bool = True, *, policy: RerunPolicy | None = None) -> dict[str, Any]:
+    """The report (JSON-ready) of ``documents`` (paths, parsed JSON dicts or :class:`Document`);
+    reruns follow ``policy`` (default: built-in code only, see :class:`RerunPolicy`)."""
+    return _build([as_document(d) for d in documents], rerun=rerun, policy=policy)
 
 
 PLOT_EXTRA_HINT = "matplotlib is not installed; install the plot extra for PNG plots: pip install 'dpkit[plot]'"
@@ -130,6 +136,7 @@ def write_report(
     *,
     overwrite: bool = False,
     plots: bool = True,
+    policy: RerunPolicy | None = None,
 ) -> ReportResult:
     """Write ``report.md``, ``report.json``, ``references.bib`` and PNG plots into ``out_dir``.
 
@@ -146,17 +153,20 @@ def write_report(
         Directory to write into; created (with its parents) if missing. An existing non-empty
         directory is refused unless ``overwrite`` (a user's files are never replaced silently).
     rerun
-        Re-execute each document's command and state whether its numbers are reproduced.
-        **This imports and runs code named in the documents** (``audit --mechanism
-        module:function``) and reads the files they name; see
-        :func:`dpkit.report.rerun.code_to_import`. A document can run only the command it
-        records (never ``report`` or ``demo``) and no option that writes a file.
+        Re-execute each document's command, in a child process, and state whether its numbers
+        are reproduced. A document can run only the command it records (never ``report`` or
+        ``demo``), no option that writes a file, and code it names (``audit --mechanism
+        module:function``) only if ``policy`` trusts the module; other reruns are skipped and
+        the report says how to allow them (see :mod:`dpkit.report.sandbox`).
     overwrite
         Allow writing into a non-empty directory (files of the same name are replaced, each
         atomically).
     plots
         Draw the PNG plots (needs matplotlib, the ``plot`` extra; without it the report is
         written without plots and ``skipped_plots`` says why).
+    policy
+        What reruns may do: trusted modules, where to import them from, the time limit
+        (default :class:`RerunPolicy()`: built-in code only, 600 s).
 
     Raises
     ------
@@ -170,7 +180,7 @@ def write_report(
     if not docs:
         raise ValueError("documents must contain at least one dpkit JSON document")
     out = check_out_dir(out_dir, overwrite)
-    report = _build(docs, rerun=rerun)
+    report = _build(docs, rerun=rerun, policy=policy)
     out.absolute().parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.absolute().parent))
     try:
