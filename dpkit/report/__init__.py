@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from dpkit.report.bibliography import keys_for, render_bibtex
-from dpkit.report.builder import build_report as _build
+from dpkit.report.builder import MALFORMED, build_report as _build
 from dpkit.report.document import Document, as_document, load_document
 from dpkit.report.markdown import render_markdown
 from dpkit.report.plots import write_plots
@@ -93,6 +93,9 @@ def build_report(documents: Iterable[Any], rerun: bool = True, *, policy: RerunP
     reruns follow ``policy`` (default: built-in code only, see :class:`RerunPolicy`)."""
     return _build([as_document(d) for d in documents], rerun=rerun, policy=policy)
 
+
+REPORT_FILES = {"markdown": "report.md", "json": "report.json", "bibtex": "references.bib"}
+"""The text files of a report."""
 
 PLOT_EXTRA_HINT = "matplotlib is not installed; install the plot extra for PNG plots: pip install 'dpkit[plot]'"
 """Why plots are missing when matplotlib is not installed (the report is written without them)."""
@@ -184,39 +187,48 @@ def write_report(
     out.absolute().parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.absolute().parent))
     try:
-        drawn: dict[str, str] = {}
-        skipped: dict[str, str] = {}
-        if plots:
-            try:
-                drawn, skipped = write_plots(report, tmp)
-            except ImportError:
-                for name in drawn:
-                    (tmp / drawn[name]).unlink(missing_ok=True)
-                drawn, skipped = {}, {"all plots": PLOT_EXTRA_HINT}
-        else:
-            skipped = {"all plots": "disabled"}
-        report["plots"] = dict(drawn)
-        report["skipped_plots"] = dict(skipped)
-        names = {"markdown": "report.md", "json": "report.json", "bibtex": "references.bib"}
-        (tmp / names["markdown"]).write_text(render_markdown(report, drawn, skipped), encoding="utf-8")
-        (tmp / names["json"]).write_text(json.dumps(_finite(report), indent=2, allow_nan=False) + "\n",
-                                         encoding="utf-8")
-        (tmp / names["bibtex"]).write_text(render_bibtex(report["references"]), encoding="utf-8")
+        try:
+            drawn, skipped = _render(report, tmp, plots)
+        except MALFORMED as error:
+            raise ValueError(f"cannot write the report: a document is malformed ({type(error).__name__}: "
+                             f"{(str(error).splitlines() or [''])[0]})") from None
         _move_into_place(tmp, out, overwrite)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return ReportResult(
         out_dir=out,
-        markdown=out / names["markdown"],
-        json=out / names["json"],
-        bibtex=out / names["bibtex"],
+        markdown=out / REPORT_FILES["markdown"],
+        json=out / REPORT_FILES["json"],
+        bibtex=out / REPORT_FILES["bibtex"],
         plots={name: out / filename for name, filename in drawn.items()},
         skipped_plots=skipped,
         rerun_matched=report["rerun_matched"],
         references=tuple(report["references"]),
         report=report,
     )
+
+
+def _render(report: dict[str, Any], tmp: Path, plots: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """Write the plots, ``report.md``, ``report.json`` and ``references.bib`` of ``report`` into ``tmp``."""
+    drawn: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    if plots:
+        try:
+            drawn, skipped = write_plots(report, tmp)
+        except ImportError:
+            for name in drawn:
+                (tmp / drawn[name]).unlink(missing_ok=True)
+            drawn, skipped = {}, {"all plots": PLOT_EXTRA_HINT}
+    else:
+        skipped = {"all plots": "disabled"}
+    report["plots"] = dict(drawn)
+    report["skipped_plots"] = dict(skipped)
+    (tmp / REPORT_FILES["markdown"]).write_text(render_markdown(report, drawn, skipped), encoding="utf-8")
+    (tmp / REPORT_FILES["json"]).write_text(json.dumps(_finite(report), indent=2, allow_nan=False) + "\n",
+                                            encoding="utf-8")
+    (tmp / REPORT_FILES["bibtex"]).write_text(render_bibtex(report["references"]), encoding="utf-8")
+    return drawn, skipped
 
 
 def _move_into_place(tmp: Path, out: Path, overwrite: bool) -> None:

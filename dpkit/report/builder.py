@@ -70,6 +70,17 @@ def privacy_unit(doc: Document, relation: str) -> str:
     return base
 
 
+#: What reading a field of the wrong type or shape raises: from a checked document, the document's fault.
+MALFORMED = (KeyError, AttributeError, TypeError, IndexError, ValueError, ArithmeticError, RecursionError)
+
+
+def malformed(source: str, error: BaseException) -> ValueError:
+    """The one-line error for a document whose fields a report cannot read."""
+    text = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+    return ValueError(f"{display_path(source)}: a malformed document: {text.splitlines()[0] if text else ''} (a field "
+                      f"the report reads is missing, out of range or of the wrong type)")
+
+
 def document_report(doc: Document, rerun: bool = True, baselines: dict[str, dict] | None = None,
                     policy: RerunPolicy | None = None) -> dict[str, Any]:
     """The report section of one document (JSON-ready).
@@ -77,8 +88,20 @@ def document_report(doc: Document, rerun: bool = True, baselines: dict[str, dict
     ``baselines`` maps :func:`baseline_key` to non-private runs already seen (filled by
     non-private ``train`` documents, used by private ones instead of a new baseline run);
     ``policy`` is what reruns may do (default: built-in code only).
+
+    Raises
+    ------
+    ValueError
+        The document has a field of the wrong type or shape (one line naming the document).
     """
-    baselines = {} if baselines is None else baselines
+    try:
+        return _document_report(doc, rerun, {} if baselines is None else baselines, policy)
+    except MALFORMED as error:
+        raise malformed(doc.source, error) from None
+
+
+def _document_report(doc: Document, rerun: bool, baselines: dict[str, dict],
+                     policy: RerunPolicy | None) -> dict[str, Any]:
     payload = doc.payload
     entry: dict[str, Any] = {
         "source": display_path(doc.source),
