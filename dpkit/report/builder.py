@@ -115,11 +115,7 @@ def _document_report(doc: Document, rerun: bool, baselines: dict[str, dict],
         "notes": list(payload.get("notes", [])),
         "result": _result_fields(doc),
     }
-    again = None
-    if rerun:
-        entry["rerun"], again = rerun_check(doc, policy)
-    else:
-        entry["rerun"] = {"performed": False, "matched": None, "fields": []}
+    entry["rerun"] = {"performed": False, "matched": None, "fields": []}  # the rerun comes last, so that a
     accountings: list[Mapping] = []
     events: list[Mapping] = []
     algorithms: list[str] = []
@@ -162,12 +158,16 @@ def _document_report(doc: Document, rerun: bool, baselines: dict[str, dict],
             algorithms.append(payload["algorithm"])
             datasets.append(payload["config"].get("data"))
             events += [e for _, items in train_groups(doc) for e, _ in items]
-            entry["training"] = _training(doc, again, baselines, policy)
         else:
             events.append(payload["event"])
         entry["consistency"] = _consistency(doc, accounting, entry.get("certified"))
     entry["references"] = bibliography.keys_for(accountings=accountings, events=events, algorithms=algorithms,
                                                 audits=audits, datasets=datasets)
+    again = None  # malformed document is refused before any child process runs
+    if rerun:
+        entry["rerun"], again = rerun_check(doc, policy)
+    if doc.command == "train":
+        entry["training"] = _training(doc, again, baselines, policy)
     return entry
 
 

@@ -25,6 +25,9 @@ RERUN_FIELDS: dict[str, tuple[str, ...]] = {
     "audit": ("epsilon_lower_bound", "violation", "p_value"),
 }
 
+#: Longest error message a rerun check keeps (characters).
+MAX_ERROR = 500
+
 #: Relative tolerance under which rerun numbers count as reproduced (exact equality is reported too).
 RERUN_RTOL = 1e-9
 
@@ -83,6 +86,8 @@ def checked_argv(argv: Sequence[str], command: str | None = None) -> tuple[list[
     if argv[0] not in RERUNNABLE:
         raise ValueError(f"a report reruns only {', '.join(RERUNNABLE)}, not {argv[0]!r}")
     argv = _strip_out(argv)
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        raise ValueError("the document's argv asks for help or the version, not a run; refusing to rerun it")
     args = parse(argv)  # CommandError (a ValueError) with the parser's message
     if args.command != argv[0]:
         raise ValueError(f"the document's argv runs {args.command!r}, not {argv[0]!r}; refusing to rerun it")
@@ -174,7 +179,10 @@ def rerun_check(doc: Document, policy: RerunPolicy | None = None) -> tuple[dict[
         return {"performed": False, "matched": None, "fields": [], "skipped": skipped.modules,
                 "allow": skipped.allow, "reason": str(skipped)}, None
     except (ValueError, TypeError, json.JSONDecodeError) as error:
-        return {"performed": True, "matched": False, "error": str(error), "fields": []}, None
+        text = str(error)  # one line, short: a document's 50 MB argument is not echoed back
+        text = text.splitlines()[0] if text.strip() else type(error).__name__
+        return {"performed": True, "matched": False, "fields": [],
+                "error": text if len(text) <= MAX_ERROR else text[:MAX_ERROR - 3] + "..."}, None
     fields = []
     for index, result in enumerate(doc.payload.get("results", [])):  # `dpkit epsilon --compare`
         new = again.get("results", [])[index] if index < len(again.get("results", [])) else {}

@@ -201,7 +201,7 @@ def run_in_child(plan: RerunPlan, policy: RerunPolicy, *, full_result: bool = Fa
         spec = {"argv": argv, "modules": plan.modules, "paths": list(policy.trusted_paths),
                 "empty": str(private / "empty")}
         (private / "empty").mkdir()
-        env = {**os.environ, "PYTHONSAFEPATH": "1", "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONSAFEPATH": "1", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
         env.pop("PYTHONSTARTUP", None)
         env.pop("PYTHONINSPECT", None)
         with open(private / "stdout", "wb") as out, open(private / "stderr", "wb") as err:
