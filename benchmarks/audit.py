@@ -75,7 +75,7 @@ MINIMAL_SELECT, MINIMAL_CONFIRM = 200_000, 4_000_000
 def minimal_audit(mechanism, pairs, claimed_epsilon: float, *, select: int = MINIMAL_SELECT,
                   confirm: int = MINIMAL_CONFIRM,
                   confidence: float = 0.95, seed: int = 0) -> tuple[float, bool]:
-    """The independent reference of issue 14: choose one event on ``select`` outputs (all pairs
+    """The independent reference: choose one event on ``select`` outputs (all pairs
     together), count it on ``confirm`` fresh outputs per input, one-sided Clopper-Pearson at α/2
     each. Events: thresholds on every output coordinate at 64 quantiles (both directions) and,
     for discrete outputs, each exact output row. Returns (bound, violation)."""

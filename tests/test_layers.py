@@ -1,4 +1,4 @@
-"""The layer rule of DESIGN.md, checked on the source: accounting <- mechanisms <- algorithms;
+"""The layer rule of docs/design.md, checked on the source: accounting <- mechanisms <- algorithms;
 audit sees black boxes and uses accounting only; the command runner and the report above those;
 the command line on top, imported by nothing."""
 
