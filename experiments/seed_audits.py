@@ -1,4 +1,4 @@
-"""Rerun every audit of the papers' privacy claims with :func:`dpkit.audit.audit` and regenerate ``docs/audits.md``.
+"""Rerun every audit of the papers' privacy claims with :func:`dpkit.audit.audit` and regenerate ``docs/paper-audits.md``.
 
 Every scenario is a small worst-case instance from :mod:`dpkit.algorithms.scenarios`, run by the
 algorithm's own code (``make_scenario(algorithm, corrected=...)``: the mechanism, one-record
@@ -6,9 +6,9 @@ neighbours, the claim). :func:`audit_algorithm` runs the black-box audit on one 
 returns an :class:`AuditRecord`: the claim, the audit's ε lower bound with its confidence,
 samples, time, the verdict, the exact ε where it has a closed form and whether the verdict is
 the predicted one. ``main()`` runs :data:`PLAN` (all eight audited algorithms; the paper's claim and
-dpkit's corrected calibration) and writes ``docs/audits.md``::
+dpkit's corrected calibration) and writes ``docs/paper-audits.md``::
 
-    python experiments/seed_audits.py [--quick] [--workers 2] [--out docs/audits.md] [--json results.json]
+    python experiments/seed_audits.py [--quick] [--workers 2] [--out docs/paper-audits.md] [--json results.json]
 
 About 5 minutes with 2 workers (``--quick``: well under a minute). The results do not depend on
 ``--workers``. The test suite (``tests/audit_seeds/test_seed_audits.py``) runs the same functions
@@ -193,7 +193,7 @@ READING = [
 
 def render_markdown(records: list[tuple[str, AuditRecord]], total_seconds: float, quick: bool,
                     workers: int = 1) -> str:
-    """The ``docs/audits.md`` page: table, one section per audit, how to read it, a doctested example."""
+    """The ``docs/paper-audits.md`` page: table, one section per audit, how to read it, a doctested example."""
     lines = [
         "# Audits of the papers' privacy claims",
         "",
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="reduced sizes (well under a minute)")
     parser.add_argument("--workers", type=int, default=2, help="processes (results do not depend on it)")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "audits.md"))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "paper-audits.md"))
     parser.add_argument("--json", default=None, help="also write the records as JSON here")
     parser.add_argument("--from-json", default=None, help="re-render the page from a JSON written by --json")
     args = parser.parse_args(argv)

@@ -358,7 +358,7 @@ def test_page_renders_and_the_committed_page_is_current():
     r = A.audit_algorithm("pp-admm", samples=20_000, rng=0)
     page = A.render_markdown([("pp-admm", r)], 1.0, quick=True)
     assert "| pp-admm | Ding et al. 2020 | paper |" in page and ">>> " in page
-    committed = (ROOT / "docs" / "audits.md").read_text(encoding="utf-8")
+    committed = (ROOT / "docs" / "paper-audits.md").read_text(encoding="utf-8")
     rows = [line for line in committed.splitlines() if line.startswith("| ") and "| yes |" in line]
     assert len(rows) == len(A.PLAN)  # one row per planned audit, each as predicted
     assert "**NO**" not in committed and "seed00" not in committed and "audit_scenarios" not in committed

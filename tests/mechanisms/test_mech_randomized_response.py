@@ -27,7 +27,7 @@ from dpkit.mechanisms import (
 
 @pytest.mark.parametrize("epsilon,p", [(0.4, 0.40131), (0.6, 0.35434), (1.0, 0.26894), (2.0, 0.11920)])
 def test_flip_probability_matches_spec_table(epsilon, p):
-    """Spec 001 §2.1 sample values (p = 1/(1 + e^ε))."""
+    """Wang et al. 2020, Definition 2: flip probability p = 1/(1 + e^ε) (values computed from it)."""
     assert flip_probability(epsilon) == pytest.approx(p, abs=5e-6)
 
 
