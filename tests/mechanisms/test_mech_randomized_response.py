@@ -71,7 +71,7 @@ def test_grr_law_chisquare():
 def test_rr_events():
     assert ApproxDPAccountant().compose(BinaryRandomizedResponse(1.3).event).get_epsilon(1e-9).epsilon <= 1.3 * (1 + 1e-12)
     assert RandomizedResponse(2.0, 7).event.k == 7
-    assert BinaryRandomizedResponse.from_flip_probability(0.25).epsilon == pytest.approx(math.log(3))
+    assert binary_rr_epsilon(0.25) == pytest.approx(math.log(3))  # ε = ln((1 − p)/p) (Warner 1965)
 
 
 def test_unbiased_loss_is_unbiased_and_matches_eq19():
@@ -105,7 +105,7 @@ def test_modified_logistic_derivative_by_finite_difference():
         (lambda: BinaryRandomizedResponse(0.0), ValueError),
         (lambda: BinaryRandomizedResponse(1.0, labels=(1, 1)), ValueError),
         (lambda: BinaryRandomizedResponse(1.0).sample([0, 1]), ValueError),
-        (lambda: BinaryRandomizedResponse.from_flip_probability(0.5), ValueError),
+        (lambda: binary_rr_epsilon(0.5), ValueError),
         (lambda: RandomizedResponse(1.0, k=1), ValueError),
         (lambda: RandomizedResponse(1.0, k=3).sample(3), ValueError),
         (lambda: RandomizedResponse(1.0, k=3).sample(1.0), ValueError),
