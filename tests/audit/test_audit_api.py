@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import catalogue as C
+from dpkit.audit import catalogue as C
 from dpkit.audit import AuditResult, StatDPPatterns, audit, from_scalar, resolve_pairs
 from dpkit.audit.statistics import cp_lower
 
