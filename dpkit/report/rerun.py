@@ -14,7 +14,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 
-from dpkit.commands.runner import run_json
+from dpkit.commands.runner import parse, run_json
 from dpkit.report.document import Document
 
 #: The numbers a rerun must reproduce, per command.
@@ -70,8 +70,6 @@ def checked_argv(argv: Sequence[str], command: str | None = None) -> tuple[list[
         The argv names another command, ``report``/``demo``, an option that writes, or does
         not parse (the parser's own message).
     """
-    from dpkit.commands.runner import parse
-
     argv = list(argv)
     if not argv:
         raise ValueError("the document records an empty argv")
