@@ -7,8 +7,8 @@
     python benchmarks/audit.py gaussian         # delta > 0: certified vs Gaussian-curve bound / true epsilon
 
 Both use the default settings of ``dpkit.audit.audit`` (10⁷ samples, confidence 0.95) unless
-told otherwise, and print one JSON line per audit plus a summary line. The catalogue lives in
-``tests/audit/catalogue.py``.
+told otherwise, and print one JSON line per audit plus a summary line. The catalogue is
+:mod:`dpkit.audit.catalogue`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,13 @@ import json
 import math
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "audit"))
-import catalogue as C  # noqa: E402
-
-from dpkit.audit import audit  # noqa: E402
+from dpkit.audit import audit, resolve_pairs
+from dpkit.audit import catalogue as C
+from dpkit.audit.statistics import epsilon_lower_bound
 
 CLAIMS = (0.2, 0.7, 1.5)
 
@@ -75,13 +73,10 @@ MINIMAL_SELECT, MINIMAL_CONFIRM = 200_000, 4_000_000
 def minimal_audit(mechanism, pairs, claimed_epsilon: float, *, select: int = MINIMAL_SELECT,
                   confirm: int = MINIMAL_CONFIRM,
                   confidence: float = 0.95, seed: int = 0) -> tuple[float, bool]:
-    """The independent reference of issue 14: choose one event on ``select`` outputs (all pairs
+    """The independent reference: choose one event on ``select`` outputs (all pairs
     together), count it on ``confirm`` fresh outputs per input, one-sided Clopper-Pearson at α/2
     each. Events: thresholds on every output coordinate at 64 quantiles (both directions) and,
     for discrete outputs, each exact output row. Returns (bound, violation)."""
-    from dpkit.audit import resolve_pairs
-    from dpkit.audit.statistics import epsilon_lower_bound
-
     rng = np.random.default_rng(seed)
     alpha = 1.0 - confidence
     pair_list = resolve_pairs(pairs)

@@ -1,6 +1,6 @@
 """Throughput of dpkit.mechanisms samplers on one core.
 
-Acceptance targets (issue 4): scalar Laplace and Gaussian ≥ 10⁶ outputs/s through the
+Acceptance targets: scalar Laplace and Gaussian ≥ 10⁶ outputs/s through the
 vectorised path; SVT with 10 queries ≥ 10⁵ runs/s. Run:
 
     python benchmarks/mechanisms.py [--json]

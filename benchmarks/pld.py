@@ -10,7 +10,7 @@ DP-SGD with Poisson sampling under add/remove, δ = 1e-5. For each run we time
 and print them side by side with time ratios. Peer libraries that are not installed are
 skipped. prv_accountant is skipped above ``--prv-max-steps`` steps (it takes minutes there).
 
-Issue 13, item 3 ("the last digits") adds two comparisons, each timed ``--repeats`` times
+Two comparisons of the last digits, each timed ``--repeats`` times
 interleaved with the peer in one process (medians reported; the machine may be loaded):
 
 * Laplace(b = 1) composed 10 and 20 times at δ = 1e-6: dpkit with ``target_width=1e-6`` (its

@@ -1,4 +1,5 @@
-"""Floating point as executed for dpkit's ``GaussianMechanism``: a white-box reachability check.
+"""Floating point as executed for dpkit's ``GaussianMechanism``: a white-box reachability check
+(the model is :mod:`dpkit.audit.ziggurat`).
 
 :func:`dpkit.audit.float_events.find_float_witness` skips the Gaussian mechanism: numpy's
 ``normal`` is a ziggurat sampler, not a monotone function of one uniform. This script analyses
@@ -30,54 +31,8 @@ import argparse
 
 import numpy as np
 
-from dpkit.audit.float_events import crafted_generator
+from dpkit.audit.ziggurat import layer_widths, unreachable
 from dpkit.mechanisms.gaussian import GaussianMechanism
-
-TAIL = 3.6541528853610088  # numpy's ziggurat_nor_r
-_RABS_MAX = (1 << 52) - 1
-
-
-def _normal_from_word(word: int) -> float:
-    """numpy's standard normal for the 64-bit word ``word`` (uniforms after it are 0)."""
-    generator = crafted_generator([word >> 32, word & 0xFFFFFFFF])
-    return float(generator.standard_normal())
-
-
-def layer_widths() -> np.ndarray:
-    """The 256 ziggurat widths ``w_i`` of numpy's ``standard_normal``, read through crafted words."""
-    widths = np.empty(256)
-    for i in range(256):
-        one, two = _normal_from_word(i | 1 << 9), _normal_from_word(i | 2 << 9)
-        if two != 2 * one or one <= 0:
-            raise RuntimeError(f"numpy's normal sampler does not have the expected layout (layer {i})")
-        widths[i] = one
-    return widths
-
-
-def unreachable(y: np.ndarray, centre: float, sigma: float, widths: np.ndarray) -> np.ndarray:
-    """True where ``y`` is no ``fl(centre + fl(σ·(±r·w_i)))`` and not a possible tail output."""
-    w = np.r_[widths, -widths][None, :]
-    target = y[:, None]
-
-    def value(r: np.ndarray) -> np.ndarray:
-        return centre + (0.0 + sigma * (r.astype(float) * w))
-
-    def at_most(r: np.ndarray) -> np.ndarray:  # the search order: non-decreasing in r for both signs
-        v = value(r)
-        return np.where(w > 0, v <= target, v >= target)
-
-    shape = (y.size, w.shape[1])
-    lo, hi = np.zeros(shape, dtype=np.int64), np.full(shape, _RABS_MAX, dtype=np.int64)
-    inside = at_most(lo) & ~at_most(hi)
-    while np.any(inside & (hi - lo > 1)):
-        mid = lo + (hi - lo) // 2
-        below = at_most(mid)
-        lo = np.where(inside & below, mid, lo)
-        hi = np.where(inside & ~below, mid, hi)
-    hit = (inside & (value(lo) == target)) | (value(hi) == target) | (value(np.zeros(shape, np.int64)) == target)
-    tail = np.abs(y - centre) >= sigma * TAIL * (1 - 1e-12)
-    return ~(hit.any(axis=1) | tail)
-
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

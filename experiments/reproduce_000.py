@@ -1,7 +1,7 @@
 """Reproduce Ding et al. 2020 (PP-ADMM, IPP-ADMM) on UCI Adult; writes docs/reproductions/000.md, its PNG and
 experiments/results/000.json.
 
-    python experiments/reproduce_000.py [--adult ../shared/data/adult] [--seeds 5] [--from-json]
+    python experiments/reproduce_000.py [--adult DIR] [--seeds 5] [--from-json]
 
 Protocol (as ``dpkit train`` and benchmarks/training.py): per seed, 35,000 training rows split over
 N = 5 agents, the rest for testing, a random connected graph; each SPEC with its defaults. Corrected
@@ -36,7 +36,7 @@ RUNS = (("pp_admm", "corrected", 1e-5), ("ipp_admm", "corrected", 1e-5), ("pp_ad
         ("ipp_admm", "paper", 1e-4), ("dp_logreg", "corrected", 1e-5))
 
 
-def run(adult: str, seeds: int) -> dict:
+def run(adult: str | None, seeds: int) -> dict:
     data = load_adult(adult)
     out: dict = {"runs": {}, "seconds": {}, "epsilon": {}, "claim": {}, "broadcasts": {}, "missing": []}
     for module, variant, delta in RUNS:
@@ -138,7 +138,8 @@ def render(res: dict, seeds: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--adult", default=str(HERE.parent.parent / "shared" / "data" / "adult"))
+    parser.add_argument("--adult", default=None,
+                        help="a directory holding adult.data and adult.test (default: the copy packaged with dpkit)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--from-json", action="store_true", help="re-render from experiments/results/000.json")
     args = parser.parse_args()

@@ -1,9 +1,9 @@
 """Reproduce Wang et al. 2020 (heterogeneous-privacy ADMM) on UCI Adult; writes docs/reproductions/001.md,
 docs/reproductions/001_accuracy.png and experiments/results/001.json.
 
-    python experiments/reproduce_001.py [--adult ../shared/data/adult] [--seeds 5] [--from-json]
+    python experiments/reproduce_001.py [--adult DIR] [--seeds 5] [--from-json]
 
-Protocol (as /work/tools_tmp/measure.py and ``dpkit train``): per seed, 36,000 training rows split
+Protocol (as ``dpkit train`` and benchmarks/training.py): per seed, 36,000 training rows split
 over the SPEC's agents on a random connected graph, the rest for testing; every run goes through
 ``SPEC.runner`` with its defaults. Rows: hetero-admm corrected (record-level budget, δ = 1e-5) with
 its default 5 servers and with the paper's 10; hetero-admm paper (ε = the label ε of Prop. 1;
@@ -48,7 +48,7 @@ def setting(data, spec, agents: int, seed: int):
     return prepared.parts, prepared.test, prepared.graph, prepared.rng
 
 
-def run(adult: str, seeds: int) -> dict:
+def run(adult: str | None, seeds: int) -> dict:
     data = load_adult(adult)
     out: dict = {"runs": {}, "seconds": {}, "epsilon": {}, "claim": {}, "label_only": {}, "sweep": {}, "missing": [],
                  "majority": []}
@@ -187,7 +187,8 @@ def render(res: dict, seeds: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--adult", default=str(HERE.parent.parent / "shared" / "data" / "adult"))
+    parser.add_argument("--adult", default=None,
+                        help="a directory holding adult.data and adult.test (default: the copy packaged with dpkit)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--from-json", action="store_true", help="re-render from experiments/results/001.json")
     args = parser.parse_args()

@@ -85,7 +85,8 @@ def plot(results: dict) -> None:
 def main() -> None:
     single_threaded_blas()
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--adult", default=str(ROOT.parent / "shared" / "data" / "adult"))
+    parser.add_argument("--adult", default=None,
+                        help="a directory holding adult.data and adult.test (default: the copy packaged with dpkit)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="skip the Adult runs")
     parser.add_argument("--out", default=str(ROOT / "docs" / "reproductions" / "002.md"))

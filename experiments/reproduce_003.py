@@ -57,7 +57,8 @@ def adult_run(data, spec, eps: float, seed: int, variant: str, iterations: int |
 def main() -> None:
     single_threaded_blas()
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--adult", default=str(ROOT.parent / "shared" / "data" / "adult"))
+    parser.add_argument("--adult", default=None,
+                        help="a directory holding adult.data and adult.test (default: the copy packaged with dpkit)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="skip the Adult training runs")
     args = parser.parse_args()

@@ -54,7 +54,8 @@ def ms(rows, key="accuracy") -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--adult", default=str(ROOT.parent / "shared" / "data" / "adult"))
+    parser.add_argument("--adult", default=None,
+                        help="a directory holding adult.data and adult.test (default: the copy packaged with dpkit)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--render-only", action="store_true", help="rewrite the page from experiments/results/004.json")
     args = parser.parse_args()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import os
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -17,12 +19,14 @@ settings.register_profile(
 )
 settings.load_profile("dpkit")
 
-ADULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "adult"
 
 
 @pytest.fixture(scope="session")
-def adult_dir() -> Path:
-    """The UCI Adult directory shipped beside the repository (``../shared/data/adult``)."""
-    if not (ADULT_DIR / "adult.data").is_file():
-        pytest.skip(f"UCI Adult not found at {ADULT_DIR}")
-    return ADULT_DIR
+def adult_dir(tmp_path_factory) -> Path:
+    """A directory holding the UCI files ``adult.data`` and ``adult.test``, unpacked from the copy
+    packaged with dpkit (``dpkit/algorithms/datasets``), for the tests of the directory loader."""
+    packaged = resources.files("dpkit.algorithms").joinpath("datasets")
+    folder = tmp_path_factory.mktemp("adult")
+    for name in ("adult.data", "adult.test"):
+        (folder / name).write_bytes(gzip.decompress(packaged.joinpath(name + ".gz").read_bytes()))
+    return folder

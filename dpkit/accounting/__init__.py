@@ -49,11 +49,12 @@ from dpkit.accounting.events import (
 )
 from dpkit.accounting.filters import ApproxDPFilter, GaussianDPFilter, RenyiFilter, ZCDPFilter
 from dpkit.accounting.gdp import GDPAccountant
-from dpkit.accounting.neighbouring import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
+from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.odometers import BasicOdometer, GaussianDPOdometer, OdometerGuarantee, RenyiOdometer, ZCDPOdometer
 from dpkit.accounting.pld import PLDAccountant
 from dpkit.accounting.rdp import RDPAccountant
 from dpkit.accounting.shuffling import shuffle_delta, shuffle_epsilon
+from dpkit.accounting.tightest import TightestAccountant
 from dpkit.accounting.zcdp import ZCDPAccountant
 
 __all__ = [
@@ -82,8 +83,6 @@ __all__ = [
     "repeat",
     # neighbouring relations
     "NeighbouringRelation",
-    "ADD_REMOVE",
-    "REPLACE_ONE",
     # accountants and their result
     "Accountant",
     "AccountingResult",
@@ -93,6 +92,7 @@ __all__ = [
     "GDPAccountant",
     "AnalyticGaussianAccountant",
     "ApproxDPAccountant",
+    "TightestAccountant",
     # calibration and the analytic Gaussian mechanism
     "calibrate",
     "CalibrationResult",

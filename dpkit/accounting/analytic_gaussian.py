@@ -17,19 +17,9 @@ and inverts it one-sidedly:
 
 Numerics
 --------
-Write μ = Δ/σ, a = μ/2 − ε/μ, b = −μ/2 − ε/μ (so b² − a² = 2ε). The naive difference
-Φ(a) − e^ε Φ(b) cancels catastrophically as soon as δ ≪ Φ(a) and is 0 below δ ≈ 1e-17.
-With the scaled complementary error function erfcx(x) = e^{x²} erfc(x),
-Φ(t) = ½ erfcx(−t/√2) e^{−t²/2} and e^ε e^{−b²/2} = e^{−a²/2}, so, exactly,
-
-    δ = ½ e^{−a²/2} [erfcx(u) − erfcx(v)],   u = −a/√2,  v = u + μ/√2.
-
-The bracket is evaluated as ∫_u^v (2/√π − 2t·erfcx(t)) dt by 16-point Gauss–Legendre
-quadrature when v − u ≤ 1 (erfcx is entire, so the rule is exact to rounding), as a
-plain difference otherwise, and by the integrated asymptotic series of erfcx when u > 1e4. For a > 5 (δ > 0.5-ish, no cancellation) the direct form
-log Φ(a) + log1p(−e^{ε + log Φ(b) − log Φ(a)}) with ``scipy.special.log_ndtr`` is used.
-Every evaluation also returns a bound on its relative rounding error; the one-sided
-inversions require ``log δ + error ≤ log target``, so the float error is on the safe side.
+The curve is evaluated by :mod:`dpkit.accounting.gdp_curve` (the one implementation of δ(ε) of
+μ-GDP, in log space with a bound on its rounding error); the one-sided inversions require
+``log δ + error ≤ log target``, so the float error is on the safe side.
 
 References
 ----------
@@ -49,7 +39,7 @@ import sys
 from typing import Any, Iterable
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive
 from dpkit.accounting.base import (
@@ -62,6 +52,7 @@ from dpkit.accounting.base import (
     round_up,
 )
 from dpkit.accounting.events import GaussianEvent, PrivacyEvent
+from dpkit.accounting.gdp_curve import gdp_log_delta, log_delta_with_error
 from dpkit.accounting.neighbouring import NeighbouringRelation
 
 __all__ = [
@@ -75,51 +66,7 @@ __all__ = [
 ]
 
 _EPS = float(np.finfo(float).eps)
-_SQRT2 = math.sqrt(2.0)
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-_LOG2 = math.log(2.0)
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
 _MAX_STEPS = 200
-_ASYMPTOTIC_FROM = 1e4  # erfcx by its asymptotic series beyond this argument
-
-
-def _erfcx_difference(u: float, h: float) -> tuple[float, float]:
-    """erfcx(u) − erfcx(u + h) for h > 0 and its relative error bound."""
-    if u > _ASYMPTOTIC_FROM:
-        # erfcx(t) = (1/(t√π))(1 − 1/(2t²) + 3/(4t⁴) − 15/(8t⁶) + …) (Abramowitz & Stegun 7.1.23),
-        # integrated term by term; the first omitted term is < 2t⁻⁶ ≤ 2e-24 relative.
-        v = u + h
-        uv = u * v
-        first = h / uv
-        second = 0.5 * first * (1.0 / (v * v) + 1.0 / uv + 1.0 / (u * u))
-        third = 0.75 * (u**-4 / u - v**-4 / v)
-        return (first - second + third) / math.sqrt(math.pi), 16.0 * _EPS
-    if h <= 1.0:
-        t = u + 0.5 * h * (_GL_NODES + 1.0)
-        integrand = _TWO_OVER_SQRT_PI - 2.0 * t * special.erfcx(t)
-        value = 0.5 * h * float(np.dot(_GL_WEIGHTS, integrand))
-        # 2t·erfcx(t) ≈ 2/√π − 1/(√π t²): the subtraction loses a factor ~ 1 + 2t².
-        t_max = max(abs(u), abs(u + h))
-        return value, 16.0 * _EPS * (1.0 + 2.0 * t_max * t_max)
-    first, second = float(special.erfcx(u)), float(special.erfcx(u + h))
-    value = first - second
-    return value, 16.0 * _EPS * (first / value + abs(u) + 1.0)
-
-
-def _log_delta_mu(mu: float, epsilon: float) -> tuple[float, float]:
-    """(log δ, relative error bound of δ) for noise multiplier 1/μ = σ/Δ and ε ≥ 0."""
-    a = mu / 2.0 - epsilon / mu
-    if a > 5.0:
-        b = -mu / 2.0 - epsilon / mu
-        log_phi_a = float(special.log_ndtr(a))
-        x = epsilon + float(special.log_ndtr(b)) - log_phi_a
-        return log_phi_a + math.log1p(-math.exp(x)), 16.0 * _EPS * (1.0 + epsilon)
-    u = -a / _SQRT2
-    difference, error = _erfcx_difference(u, mu / _SQRT2)
-    if difference <= 0.0:  # only reachable when δ underflows every representation
-        return -math.inf, 0.0
-    log_delta = math.log(difference) - _LOG2 - 0.5 * a * a
-    return log_delta, error + 8.0 * _EPS * (1.0 + a * a)
 
 
 def _checked(sigma: Any, sensitivity: Any) -> float:
@@ -149,10 +96,7 @@ def gaussian_log_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -
     >>> round(gaussian_log_delta(sigma, eps), 6)
     -811.487526
     """
-    mu = _checked(sigma, sensitivity)
-    epsilon = check_nonnegative("epsilon", epsilon)
-    log_delta, error = _log_delta_mu(mu, epsilon)
-    return log_delta + error if math.isfinite(log_delta) else log_delta
+    return gdp_log_delta(_checked(sigma, sensitivity), epsilon)
 
 
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
@@ -187,7 +131,7 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
 def _meets(mu: float, epsilon: float, log_target: float) -> bool:
     """Whether δ(μ, ε), including its rounding-error bound, is ≤ the target."""
-    log_delta, error = _log_delta_mu(mu, epsilon)
+    log_delta, error = log_delta_with_error(mu, epsilon)
     return log_delta + error <= log_target
 
 
@@ -229,7 +173,7 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
         high *= 2.0
 
     def excess(eps: float) -> float:
-        return _log_delta_mu(mu, eps)[0] - log_target
+        return log_delta_with_error(mu, eps)[0] - log_target
 
     epsilon = optimize.brentq(excess, 0.0, high, xtol=1e-300, rtol=4 * _EPS, maxiter=500)
     return _nudge_up(float(epsilon), lambda e: _meets(mu, e, log_target))
@@ -271,7 +215,7 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     sensitivity = check_positive("sensitivity", sensitivity)
 
     def excess(log_mu: float) -> float:
-        return _log_delta_mu(math.exp(log_mu), epsilon)[0] - log_target
+        return log_delta_with_error(math.exp(log_mu), epsilon)[0] - log_target
 
     guess = math.log(epsilon / math.sqrt(2.0 * math.log(1.25) - 2.0 * log_target))
     low, high = guess - 1.0, guess + 1.0

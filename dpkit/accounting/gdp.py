@@ -35,48 +35,25 @@ from dpkit.accounting.base import (
 )
 from dpkit.accounting.events import (GaussianEvent, ParallelComposedEvent, PoissonSampledEvent, PrivacyEvent,
                                      TreeAggregationEvent)
+from dpkit.accounting.gdp_curve import gdp_delta, gdp_log_delta
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.pld import PLDAccountant
 
 _CLT_NOTE = "central-limit approximation, not a bound (Bu, Dong, Long & Su 2020, Thm 5)"
 
 
-_U = 2.0**-53
-
-
-def _log_delta(mu: float, epsilon: float) -> float:
-    """An upper bound on log δ_μ(ε): log Φ(a) + log(1 − exp(ε + log Φ(b) − log Φ(a))) plus a
-    bound on its float round-off (the gap between the two logs cancels when μ is small)."""
-    a = -epsilon / mu + mu / 2.0
-    b = -epsilon / mu - mu / 2.0
-    log_first = float(special.log_ndtr(a))
-    log_second = float(special.log_ndtr(b))
-    gap = epsilon + log_second - log_first
-    gap_error = 16.0 * _U * (abs(epsilon) + abs(log_first) + abs(log_second) + abs(a) + abs(b))
-    gap -= gap_error  # δ = Φ(a)(1 − e^gap) grows as the gap falls: the safe side
-    if gap >= 0.0:  # round-off only: the true gap lies in [−2·gap_error, 0)
-        gap = -2.0 * gap_error
-    if gap == 0.0:
-        return log_first
-    return log_first + math.log(-math.expm1(gap)) + 16.0 * _U * (abs(log_first) + 1.0)
-
-
 def gdp_mu_to_delta(mu: float, epsilon: float) -> float:
     """Exact δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2022, Cor. 2.13).
 
-    Computed in log space (``log_ndtr``), so deep tails keep their relative accuracy
-    (e^ε alone overflows beyond ε ≈ 709), and rounded up by a bound on the round-off (about
-    1e-12 relative where the two terms nearly cancel, μ ≪ 1).
+    Computed in log space by :func:`dpkit.accounting.gdp_curve.gdp_delta`, so deep tails keep their
+    relative accuracy (e^ε alone overflows beyond ε ≈ 709), and rounded up by a bound on the round-off.
 
     >>> round(gdp_mu_to_delta(1.0, 1.0), 6)
     0.126937
     >>> f"{gdp_mu_to_delta(1.0, 30.0):.6e}"
     '4.709326e-193'
     """
-    mu = check_positive("mu", mu)
-    epsilon = check_nonnegative("epsilon", epsilon)
-    log_delta = _log_delta(mu, epsilon)
-    return min(1.0, math.exp(log_delta)) if log_delta > -math.inf else 0.0
+    return gdp_delta(check_positive("mu", mu), epsilon)
 
 
 def _search_up(predicate: Callable[[float], bool], start: float) -> float:
@@ -119,13 +96,13 @@ def gdp_mu_to_epsilon(mu: float, delta: float) -> float:
     mu = check_positive("mu", mu)
     delta = check_target_delta(delta)
     log_target = math.log(delta)
-    ok = lambda e: _log_delta(mu, e) <= log_target  # noqa: E731
+    ok = lambda e: gdp_log_delta(mu, e) <= log_target  # noqa: E731
     if ok(0.0):
         return 0.0
     upper = max(1.0, mu * mu)
     while not ok(upper):
         upper *= 2.0
-    root = optimize.brentq(lambda e: _log_delta(mu, e) - log_target, 0.0, upper, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    root = optimize.brentq(lambda e: gdp_log_delta(mu, e) - log_target, 0.0, upper, xtol=1e-15, rtol=4 * np.finfo(float).eps)
     return _search_up(ok, root)
 
 
@@ -139,7 +116,7 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
     epsilon = check_nonnegative("epsilon", epsilon)
     delta = check_target_delta(delta)
     log_target = math.log(delta)
-    ok = lambda m: _log_delta(m, epsilon) <= log_target  # noqa: E731
+    ok = lambda m: gdp_log_delta(m, epsilon) <= log_target  # noqa: E731
     lo, hi = 1e-12, 1.0
     while ok(hi):
         lo, hi = hi, hi * 2.0
@@ -149,7 +126,7 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
         lo /= 2.0
         if lo < 1e-300:  # pragma: no cover
             raise ValueError(f"no mu > 0 meets the target, got epsilon={epsilon}, delta={delta}")
-    root = optimize.brentq(lambda m: _log_delta(m, epsilon) - log_target, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    root = optimize.brentq(lambda m: gdp_log_delta(m, epsilon) - log_target, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps)
     value = root
     while not ok(value):
         value = math.nextafter(value, 0.0)

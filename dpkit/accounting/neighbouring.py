@@ -41,7 +41,3 @@ class NeighbouringRelation(str, enum.Enum):
                     return member
         allowed = ", ".join(repr(m.value) for m in cls)
         raise ValueError(f"neighbouring must be one of {allowed}, got neighbouring={value!r}")
-
-
-ADD_REMOVE = NeighbouringRelation.ADD_REMOVE
-REPLACE_ONE = NeighbouringRelation.REPLACE_ONE

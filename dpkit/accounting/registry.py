@@ -10,6 +10,7 @@ from dpkit.accounting.base import Accountant
 from dpkit.accounting.gdp import GDPAccountant
 from dpkit.accounting.pld import PLDAccountant
 from dpkit.accounting.rdp import RDPAccountant
+from dpkit.accounting.tightest import TightestAccountant
 from dpkit.accounting.zcdp import ZCDPAccountant
 
 ACCOUNTANTS: dict[str, type[Accountant]] = {
@@ -19,6 +20,7 @@ ACCOUNTANTS: dict[str, type[Accountant]] = {
     "gdp": GDPAccountant,
     "analytic": AnalyticGaussianAccountant,
     "approx": ApproxDPAccountant,
+    "tightest": TightestAccountant,
 }
 """Name → accountant class; the names are those of ``--accountant`` and of results' ``accountant``."""
 

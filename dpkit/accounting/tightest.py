@@ -31,7 +31,7 @@ from dpkit.accounting.base import Accountant, AccountingResult, UnsupportedEvent
 from dpkit.accounting.events import ParallelComposedEvent, PrivacyEvent, compose, repeat
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.pld.mechanisms import GridTooLargeError
-from dpkit.accounting.registry import make_accountant
+from dpkit.accounting import registry  # registry registers this class: a module reference, not a name
 
 __all__ = ["TightestAccountant", "DEFAULT_MEMBERS"]
 
@@ -61,7 +61,9 @@ class TightestAccountant(Accountant):
         if not self.members:
             raise ValueError("members must name at least one accountant")
         for member in self.members:
-            make_accountant(member)  # unknown names fail here, not at the first query
+            if member == self.name:
+                raise ValueError(f"members must name other accountants, got members={self.members!r}")
+            registry.make_accountant(member)  # unknown names fail here, not at the first query
 
     def _whole(self) -> PrivacyEvent:
         parts = [event if count == 1 else repeat(event, count) for event, count in self._ledger]
@@ -74,13 +76,13 @@ class TightestAccountant(Accountant):
             for part in event.events:
                 self._check(part)
             return
-        if not any(make_accountant(m, neighbouring=self.neighbouring).supports(event) for m in self.members):
+        if not any(registry.make_accountant(m, neighbouring=self.neighbouring).supports(event) for m in self.members):
             raise UnsupportedEventError(event, f"none of the accountants {self.members} supports it")
 
     def _answers(self, event: PrivacyEvent, query: Callable[[Accountant], AccountingResult]) -> list[AccountingResult]:
         answers = []
         for member in self.members:
-            accountant = make_accountant(member, neighbouring=self.neighbouring)
+            accountant = registry.make_accountant(member, neighbouring=self.neighbouring)
             if not accountant.supports(event):
                 continue
             try:

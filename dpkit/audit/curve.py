@@ -37,7 +37,8 @@ import math
 
 from scipy import special
 
-from dpkit.audit.scores import gdp_delta, gdp_epsilon
+from dpkit.accounting.gdp_curve import gdp_delta
+from dpkit.audit.scores import gdp_epsilon
 from dpkit.audit.statistics import cp_lower, cp_upper, invert_bound
 
 __all__ = ["GAUSSIAN_ASSUMPTION", "mu_lower_bound", "gaussian_epsilon_lower_bound", "gaussian_claim_p_value"]
@@ -81,6 +82,6 @@ def gaussian_claim_p_value(k1: int, n1: int, k2: int, n2: int, epsilon: float, d
     """
     def refutes(a: float) -> float:
         mu = mu_lower_bound(k1, n1, k2, n2, a)
-        return 1.0 if mu > 0.0 and (math.isinf(mu) or gdp_delta(mu, epsilon) > delta) else 0.0
+        return 1.0 if mu > 0.0 and (math.isinf(mu) or gdp_delta(mu, epsilon, upper=False) > delta) else 0.0
 
     return invert_bound(refutes, 0.5, alpha_cap)

@@ -35,6 +35,7 @@ import numpy as np
 from scipy import special, stats
 
 from dpkit._validation import check_integer, check_open_unit, check_rng, check_unit_interval
+from dpkit.accounting.gdp_curve import gdp_delta
 from dpkit.audit.statistics import cp_lower, cp_upper
 
 __all__ = [
@@ -192,32 +193,23 @@ def audit_scores(in_scores: Sequence[float], out_scores: Sequence[float], *, del
                             references=_REFERENCES["clopper-pearson"])
 
 
-def gdp_delta(mu: float, epsilon: float) -> float:
-    """δ(ε) of μ-GDP (Dong, Roth & Su 2022, Cor. 2.13), computed with log-Φ for stability."""
-    if mu <= 0:
-        return 0.0
-    a = -epsilon / mu + mu / 2
-    b = -epsilon / mu - mu / 2
-    return float(math.exp(special.log_ndtr(a)) - math.exp(epsilon + special.log_ndtr(b)))
-
-
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """ε of μ-GDP at ``delta`` (bisection on a bracket that grows, no cap), rounded down."""
+    """ε of μ-GDP at ``delta``, rounded down (a lower bound, for the audit): bisection on a bracket that
+    grows, with the lower end of :func:`dpkit.accounting.gdp_curve.gdp_delta`, so δ_μ(result) > delta
+    holds for the exact curve (Dong, Roth & Su 2022, Cor. 2.13)."""
     delta = check_open_unit("delta", delta)
-    if mu <= 0 or gdp_delta(mu, 0.0) <= delta:
+    if mu <= 0 or gdp_delta(mu, 0.0, upper=False) <= delta:
         return 0.0
     lo, hi = 0.0, 1.0
-    while gdp_delta(mu, hi) > delta:
+    while gdp_delta(mu, hi, upper=False) > delta:
         lo, hi = hi, 2 * hi
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        if gdp_delta(mu, mid) > delta:
+        if gdp_delta(mu, mid, upper=False) > delta:
             lo = mid
         else:
             hi = mid
-    # δ(lo) > delta still holds; the relative 1e-9 margin covers the rounding error of the
-    # difference of two Φ terms in δ(ε), so the result stays a lower bound
-    return lo * (1.0 - 1e-9)
+    return lo
 
 
 def audit_scores_gdp(in_scores: Sequence[float], out_scores: Sequence[float], *, delta: float,

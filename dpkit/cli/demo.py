@@ -39,6 +39,8 @@ BASELINE_ALGORITHM = "dp-logreg"
 """The centralised private baseline trained beside it at the same budget."""
 REFERENCE_ALGORITHM = "admm"
 """The non-private reference trained beside it."""
+DEMO_DATA = "adult"
+"""The ``--data`` the demo trains on (:func:`dpkit.algorithms.data.load_dataset`): the packaged UCI Adult."""
 
 BUDGETS = (0.5, 1.0, 2.0, 4.0, 8.0)
 DELTA = 1e-5
@@ -143,7 +145,7 @@ def _run_into(args: argparse.Namespace, folder: Path, target: Path) -> None:
 
     say(f"2/4 training {DEMO_ALGORITHM} and {BASELINE_ALGORITHM} (epsilon={args.epsilon:g}) and the non-private "
         f"{REFERENCE_ALGORITHM} on Adult")
-    common = ["--data", "adult", "--seed", str(args.seed), *quiet]
+    common = ["--data", DEMO_DATA, "--seed", str(args.seed), *quiet]
     sizes = (["--iterations", str(args.iterations)] if args.iterations is not None else []) + \
         (["--agents", str(args.agents)] if args.agents is not None else [])
     private = run_json(["train", "--algorithm", DEMO_ALGORITHM, "--epsilon", str(args.epsilon), "--delta", str(DELTA),

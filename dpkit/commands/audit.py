@@ -45,7 +45,7 @@ from dpkit.commands.audit_pairs import (
 )
 from dpkit.commands.audit_search import add_arguments as add_search_arguments
 from dpkit.commands.audit_search import check_search_options, describe_search, run_search
-from dpkit.commands.errors import EXIT_OK, EXIT_REFUTED, RunTimeError
+from dpkit.commands.errors import EXIT_OK, EXIT_REFUTED, UserCodeError
 from dpkit.commands.user_code import current_directory_importable, load_attribute
 
 PAIR_NAMES = tuple(PATTERN_NAMES)
@@ -344,7 +344,7 @@ def _run(args: argparse.Namespace) -> int:
             try:
                 result, search = run_search(target, args, family, samples)
             except MechanismError as error:
-                raise RunTimeError(f"--mechanism {args.mechanism}: {error}") from None
+                raise UserCodeError(f"--mechanism {args.mechanism}: {error}") from None
             pairs_name = family
             relation = describe_search(family, tuple(search["lengths"]), args.sensitivity)
         else:
@@ -381,7 +381,7 @@ def _run_audit(args: argparse.Namespace, target: Callable[..., Any], family: str
                        confidence=args.confidence, samples=args.samples, rng=args.seed, executor=executor,
                        sequential=args.sequential, progress=bar, batch_timeout=timeout, **keywords)
     except MechanismError as error:
-        raise RunTimeError(f"--mechanism {args.mechanism}: {error}") from None
+        raise UserCodeError(f"--mechanism {args.mechanism}: {error}") from None
     finally:
         bar.close()
         if executor is not None:

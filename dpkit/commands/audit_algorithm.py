@@ -14,7 +14,8 @@ import json
 from typing import Any
 
 from dpkit.algorithms.scenarios import SCENARIOS, AuditScenario, make_scenario
-from dpkit.audit import Pair, audit
+from dpkit.audit import Pair
+from dpkit.commands.algorithm_audits import audit_scenario
 from dpkit.commands.audit_options import library_keywords
 from dpkit.commands.audit_output import P_VALUE_FLOOR, format_p_value, witness_lines
 from dpkit.commands.audit_pairs import describe_change, describe_pairs
@@ -58,14 +59,12 @@ def run_algorithm(args: argparse.Namespace) -> int:
     workers = getattr(args, "workers", 1) or 1
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
-    samples = getattr(args, "samples", None)
-    samples = scenario.samples if samples is None else samples
     keywords = library_keywords(args, None)
     executor = concurrent.futures.ProcessPoolExecutor(workers) if workers > 1 else None
     try:
-        result = audit(scenario.mechanism, scenario.pairs, scenario.claimed_epsilon, scenario.claimed_delta,
-                       confidence=getattr(args, "confidence", 0.95), samples=samples, rng=getattr(args, "seed", 0),
-                       executor=executor, batch_timeout=getattr(args, "batch_timeout", None), **keywords)
+        result = audit_scenario(scenario, samples=getattr(args, "samples", None), rng=getattr(args, "seed", 0),
+                                confidence=getattr(args, "confidence", 0.95), executor=executor,
+                                batch_timeout=getattr(args, "batch_timeout", None), **keywords)
     finally:
         if executor is not None:
             executor.shutdown()

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from dpkit.audit import Pair, StatDPPatterns, check_pair
-from dpkit.commands.errors import RunTimeError
+from dpkit.commands.errors import UserCodeError
 from dpkit.commands.user_code import load_attribute
 
 __all__ = ["PATTERN_NAMES", "describe_change", "describe_patterns", "describe_pairs", "load_pairs_file",
@@ -86,7 +86,7 @@ def load_pairs_module(spec: str) -> list[Pair]:
         try:
             items = items()
         except Exception as error:
-            raise RunTimeError(f"{source}: calling it raised {type(error).__name__}: {error}") from None
+            raise UserCodeError(f"{source}: calling it raised {type(error).__name__}: {error}") from None
     if not isinstance(items, (list, tuple)) and hasattr(items, "__iter__") and not isinstance(items, (str, bytes, dict)):
         items = list(items)
     return user_pairs(items, source, spec)

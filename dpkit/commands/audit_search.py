@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
+from dpkit.audit.search import audit_searched
 from dpkit.commands.audit_pairs import PATTERN_NAMES
 
 __all__ = ["DEFAULT_LENGTHS", "add_arguments", "check_search_options", "describe_search", "lengths_option",
@@ -91,8 +92,6 @@ def describe_search(family: str, lengths: tuple[int, ...], sensitivity: float) -
 
 def run_search(target: Callable[..., Any], args: argparse.Namespace, family: str, samples: int) -> tuple[Any, dict[str, Any]]:
     """Search and confirm; returns the confirming :class:`~dpkit.audit.AuditResult` and the search summary."""
-    from dpkit.audit.search import audit_searched  # imported here: the search is optional to the command
-
     lengths = args.search_lengths or DEFAULT_LENGTHS
     budget = samples if args.search_budget is None else args.search_budget
     found = audit_searched(target, claimed_epsilon=args.claimed_epsilon, claimed_delta=args.claimed_delta,

@@ -24,5 +24,6 @@ class CommandError(ValueError):
         self.status = status
 
 
-class RunTimeError(RuntimeError):
-    """A failure that is not the user's options' fault (exit code 1), e.g. a user function that raised."""
+class UserCodeError(RuntimeError):
+    """The user's code failed (exit code 1): their module did not import, or their mechanism or pairs
+    function raised. Not a usage error: the options were valid."""

@@ -34,7 +34,7 @@ import sys
 from typing import Any, Sequence
 
 from dpkit.commands.errors import (  # noqa: F401  (re-exported)
-    EXIT_CODES, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUTED, EXIT_USAGE, CommandError, RunTimeError,
+    EXIT_CODES, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUTED, EXIT_USAGE, CommandError, UserCodeError,
 )
 from dpkit.commands.parser import build_parser
 from dpkit.commands.provenance import config_hash, environment
@@ -131,7 +131,7 @@ def run(argv: Sequence[str], parser: argparse.ArgumentParser | None = None) -> i
         sys.stdout.write(capture.getvalue())
         print(f"{name}: error: {_one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
-    except RunTimeError as error:  # e.g. a user's function raised: its message carries their traceback
+    except UserCodeError as error:  # e.g. a user's function raised: its message carries their traceback
         sys.stdout.write(capture.getvalue())
         print(f"{name}: error: {error}", file=sys.stderr)
         return EXIT_FAILURE

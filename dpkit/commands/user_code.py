@@ -17,7 +17,7 @@ import sys
 import traceback
 from typing import Any, Iterator
 
-from dpkit.commands.errors import RunTimeError
+from dpkit.commands.errors import UserCodeError
 
 __all__ = ["current_directory_importable", "load_attribute", "split_spec"]
 
@@ -53,7 +53,7 @@ def load_attribute(spec: str, option: str) -> Any:
     ValueError
         The module cannot be found or has no ``NAME`` (the message says which, names
         ``option`` and the directories searched first).
-    RunTimeError
+    UserCodeError
         Importing the module raised (the message carries the module's own traceback lines).
     """
     module_name, name = split_spec(spec, option)
@@ -63,12 +63,12 @@ def load_attribute(spec: str, option: str) -> Any:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:
             if error.name is not None and not (module_name == error.name or module_name.startswith(error.name + ".")):
-                raise RunTimeError(_import_raised(spec, option, module_name, error)) from None
+                raise UserCodeError(_import_raised(spec, option, module_name, error)) from None
             raise ValueError(f"cannot load {option} {spec!r}: import of module {module_name!r} failed: {error} "
                              f"(searched the current directory {cwd!r}, then sys.path; run dpkit from the "
                              f"module's directory or add it to PYTHONPATH)") from None
         except Exception as error:  # the user's module raised while being imported
-            raise RunTimeError(_import_raised(spec, option, module_name, error)) from None
+            raise UserCodeError(_import_raised(spec, option, module_name, error)) from None
     try:
         return getattr(module, name)
     except AttributeError:

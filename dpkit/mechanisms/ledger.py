@@ -21,7 +21,7 @@ post-processing). Accountants turn that event into a guarantee.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -120,13 +120,6 @@ class PrivacyLedger:
         if not distinct:
             return None
         return distinct[0] if len(distinct) == 1 else ParallelComposedEvent(tuple(distinct))
-
-    def filtered(self, keep: Callable[[PrivacyEvent], bool]) -> "PrivacyLedger":
-        """A copy holding only the entries whose event satisfies ``keep`` (a view for a narrower
-        privacy unit, e.g. the label-randomization events of a label-only guarantee)."""
-        view = PrivacyLedger(self.agents, neighbouring=self.neighbouring)
-        view._entries = [[[event, count] for event, count in entries if keep(event)] for entries in self._entries]
-        return view
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the relation and agents with identical entries grouped."""

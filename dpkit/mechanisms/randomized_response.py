@@ -116,11 +116,6 @@ class BinaryRandomizedResponse(Mechanism):
             raise ValueError(f"labels must be two distinct values, got labels={self.labels!r}")
         object.__setattr__(self, "labels", labels)
 
-    @classmethod
-    def from_flip_probability(cls, flip_prob: float, labels: tuple[int, int] = (-1, 1)) -> "BinaryRandomizedResponse":
-        """Binary RR with flip probability p ∈ (0, 1/2): ε = ln((1 − p)/p)."""
-        return cls(epsilon=binary_rr_epsilon(flip_prob), labels=labels)
-
     @property
     def flip_probability(self) -> float:
         """p = 1/(1 + e^ε)."""
@@ -179,11 +174,6 @@ class RandomizedResponse(Mechanism):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         object.__setattr__(self, "k", check_integer("k", self.k, minimum=2))
-
-    @classmethod
-    def from_keep_probability(cls, keep_probability: float, k: int) -> "RandomizedResponse":
-        """k-ary RR with the given keep probability ∈ (1/k, 1)."""
-        return cls(epsilon=grr_epsilon(keep_probability, k), k=k)
 
     @property
     def keep_probability(self) -> float:

@@ -13,8 +13,9 @@ import math
 import time
 from typing import Any, Mapping, Sequence
 
+from dpkit.commands.runner import parse
 from dpkit.report.document import Document
-from dpkit.report.sandbox import RerunPolicy, RerunSkipped, rerun_plan, run_in_child
+from dpkit.report.sandbox import RerunPolicy, RerunSkipped, code_modules, rerun_plan, run_in_child
 
 #: The numbers a rerun must reproduce, per command.
 RERUN_FIELDS: dict[str, tuple[str, ...]] = {
@@ -76,8 +77,6 @@ def checked_argv(argv: Sequence[str], command: str | None = None) -> tuple[list[
         The argv names another command, ``report``/``demo``, an option that writes, or does
         not parse (the parser's own message).
     """
-    from dpkit.commands.runner import parse
-
     argv = list(argv)
     if not argv:
         raise ValueError("the document records an empty argv")
@@ -100,7 +99,6 @@ def checked_argv(argv: Sequence[str], command: str | None = None) -> tuple[list[
 def code_to_import(argv: Sequence[str]) -> list[str]:
     """The modules whose code a rerun of ``argv`` would import and run (``audit --mechanism module:function``,
     ``audit --pairs module:NAME``, any ``module:NAME`` in the argv); empty if the argv does not pass the checks."""
-    from dpkit.report.sandbox import code_modules
 
     try:
         argv, args = checked_argv(argv)

@@ -14,7 +14,7 @@ or finite privacy-loss distribution of the mechanism, independently of dpkit:
 * ``discrete_laplace``: exact enumeration and convolution of the finite loss distribution.
 
 ε(δ) is the root of δ(ε) = δ (bisection to 1e-30 on the monotone δ). Run:
-``/work/venv/bin/python scripts/precompute/pld_references.py`` (about a minute).
+``python scripts/precompute/pld_references.py`` (about a minute).
 """
 
 from __future__ import annotations

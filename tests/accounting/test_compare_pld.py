@@ -78,7 +78,7 @@ def test_prv_accountant_interval_overlaps():
 
 @pytest.mark.slow
 def test_million_steps_width_below_one_hundredth():
-    """Issue 13, item 3b: 10⁶ DP-SGD steps (σ = 1, q = 0.01, δ = 1e-5) certified to width ≤ 1e-2; the
+    """10⁶ DP-SGD steps (σ = 1, q = 0.01, δ = 1e-5) certified to width ≤ 1e-2; the
     peer's pessimistic estimate (an upper bound) is never below our lower end, and our upper end is
     never above RDP. (Timing against the peer: benchmarks/pld.py.)"""
     dp_accounting = pytest.importorskip("dp_accounting")

@@ -200,7 +200,7 @@ def laplace_composition_delta(k: int, eps) -> mpmath.mpf:
 
 @pytest.mark.parametrize("count", [10, 20])
 def test_laplace_last_digits(count):
-    """Issue 13, item 3a: Laplace(b = 1) composed 10 and 20 times at δ = 1e-6, certified to 1e-6
+    """Laplace(b = 1) composed 10 and 20 times at δ = 1e-6, certified to 1e-6
     against the exact value (mpmath, independent derivation above; cross-checked with the
     committed references at count 1 and 4)."""
     with mpmath.workdps(20):
@@ -286,7 +286,7 @@ def test_dpsgd_ten_thousand_steps_width_and_ordering():
     acc.compose(event, 10_000)
     result = acc.get_epsilon(1e-5)
     assert result.epsilon - result.epsilon_lower <= 1e-3
-    # Known value ≈ 5.19 (issue 3; dp_accounting 0.6.0 pessimistic PLD gives 5.1926).
+    # Known value ≈ 5.19 (dp_accounting 0.6.0 pessimistic PLD gives 5.1926).
     assert 5.18 < result.epsilon_lower <= result.epsilon < 5.20
     rdp = make_accountant("rdp")
     rdp.compose(event, 10_000)

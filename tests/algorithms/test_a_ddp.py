@@ -1,8 +1,8 @@
 """A-DDP (Cheng et al. 2020): ledger = draws, calibration, outputs covered, monotone noise, the
 paper's formulas against independent references, and the upload audit.
 
-Reference values: the paper's digest tables (computed there with numpy/scipy and dp-accounting)
-and mpmath at 50 digits for the Gaussian δ.
+Reference values: Algorithm 1's calibration and Theorem 1 of Cheng et al. 2020 evaluated independently
+(numpy/scipy and dp-accounting), and mpmath at 50 digits for the Gaussian δ.
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def test_advanced_split_composes_to_budget():
     total = math.sqrt(2 * 10 * math.log(1 / delta_prime)) * eps_iter + 10 * eps_iter * math.expm1(eps_iter)
     assert 1.0 - 1e-12 < total <= 1.0
     assert delta_prime + 10 * delta_iter == pytest.approx(1e-8, rel=1e-15)
-    assert eps_iter == pytest.approx(0.04984, abs=5e-6)  # digest §2.2 table
+    assert eps_iter == pytest.approx(0.04984, abs=5e-6)  # advanced composition (Dwork & Roth 2014, Thm 3.20), ε = 1 over T = 10
 
 
 def test_paper_sigma_reference():
@@ -217,7 +217,7 @@ def test_paper_sigma_reference():
 
 @pytest.mark.parametrize("k, expected", [(1, 6.83e-5), (10, 7.98e-4), (100, 1.739e-2), (1000, 0.3433)])
 def test_theorem1_monotone_reference(k, expected):
-    # ε = 1, μ = 0.5, p = 0.01 (digest §5 item 6)
+    # Theorem 1's δ at ε = 1, μ = 0.5, p = 0.01: increasing in k
     assert C.theorem1_delta(1.0, k, 0.01, 0.5, 1.0) == pytest.approx(expected, rel=2e-3)
 
 
@@ -231,7 +231,7 @@ def test_theorem1_special_cases_against_mpmath():
 @settings(max_examples=20, deadline=None)
 @given(eps=st.floats(0.05, 5), k=st.integers(1, 300), p=st.floats(0.001, 0.9), mu=st.floats(0.05, 3))
 def test_theorem1_corollary_bound(eps, k, p, mu):
-    # Σ Bin·δ_G(√i μ) ≤ (1 − (1−p)^k) δ_G(√k μ) (digest §5 item 7)
+    # Theorem 1's sum Σ Bin·δ_G(√i μ) ≤ (1 − (1−p)^k) δ_G(√k μ): δ_G(ε; μ) increases in μ (Dong et al. 2022, Cor. 2.13)
     lhs = C.theorem1_delta(eps, k, p, mu, 1.0)
     rhs = -math.expm1(k * math.log1p(-p)) * float(delta_g_mp(eps, math.sqrt(k) * mu))
     assert lhs <= rhs * (1 + 1e-9) + 1e-300
@@ -244,7 +244,7 @@ def test_theorem1_epsilon_reference(p, nm, k, expected):
 
 @pytest.mark.parametrize("eps, k_c, k_2c", [(0.1, 37849, 9115), (1.0, 38324, 9156)])
 def test_k_max_reference(eps, k_c, k_2c):
-    # T = 10, p = 0.01, C = 3, δ = 1e-8, δ' = δ/2 (digest §2.2)
+    # Algorithm 1's stopping rule (Theorem 1) at T = 10, p = 0.01, C = 3, δ = 1e-8, δ' = δ/2; H = C and H = 2C
     sigma = C.paper_sigma(eps, 1e-8, 10, 3.0)
     assert C.theorem1_max_rounds(eps, 1e-8, 0.01, 3.0, sigma) == k_c
     assert C.theorem1_max_rounds(eps, 1e-8, 0.01, 6.0, sigma) == k_2c
@@ -278,7 +278,7 @@ def test_invalid_inputs():
 
 def test_upload_audit_paper_violates_corrected_passes():
     paper = make_scenario("a-ddp")
-    assert paper.true_epsilon == pytest.approx(2.155, abs=1e-3)  # digest F6: (1, 1e-5) at sensitivity C
+    assert paper.true_epsilon == pytest.approx(2.155, abs=1e-3)  # noise for (1, 1e-5) at Δ = C; one record moves the upload by 2C
     found = audit(paper.mechanism, paper.pairs, paper.claimed_epsilon, paper.claimed_delta, samples=400_000, rng=0)
     assert found.violation
     corrected = make_scenario("a-ddp", corrected=True)

@@ -277,7 +277,7 @@ def test_correction_ratio_minimises_noise_proxy(eps, T):
 
 @pytest.mark.parametrize("T, expected", [(10, 33.25), (50, 2.80e5)])
 def test_decaying_noise_sum(T, expected):
-    """Σ_t (1/σ_t²)·V² = Σ_{t=1}^T ρ^{−(t−1)} at ρ = 0.8: the digest's divergence values (reference sums)."""
+    """Σ_t (1/σ_t²)·V² = Σ_{t=1}^T ρ^{−(t−1)} at ρ = 0.8 (Wang et al. 2020, eq. 16's decaying variance ρ^{t−1}V²): the zCDP sum diverges."""
     s = decaying_sigmas(1.0, 0.8, T)
     assert float(np.sum(s ** -2.0)) == pytest.approx(expected, rel=3e-3)
     assert float(np.sum(s ** -2.0)) == pytest.approx(float(mp.fsum(mp.mpf(0.8) ** (-k) for k in range(T))), rel=1e-12)

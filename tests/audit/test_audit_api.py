@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import catalogue as C
+from dpkit.audit import catalogue as C
 from dpkit.audit import AuditResult, StatDPPatterns, audit, from_scalar, resolve_pairs
 from dpkit.audit.statistics import cp_lower
 
@@ -88,7 +88,7 @@ def test_false_positive_rate_binomial():
 
 
 def test_power_targets_at_default_budget():
-    # issue 5: Lee-Clifton SVT at claim 0.7 (true 1.225) -> >= 1.1; value-returning RNM over
+    # Power: Lee-Clifton SVT (Lyu et al. 2017, Alg. 4) at claim 0.7 (true 1.225, Sec. 3.3) -> >= 1.1; value-returning RNM over
     # 10 queries at claim 0.7 -> >= 1.7. Default samples (10^7) on the StatDP patterns.
     lee = audit(C.Entry(C.svt_lee_clifton, 0.7), "statdp", claimed_epsilon=0.7, rng=0)
     assert 1.1 <= lee.epsilon_lower_bound <= 1.225

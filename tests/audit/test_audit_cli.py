@@ -28,7 +28,7 @@ def test_builtin_miscalibrated_is_flagged(capsys):
 
 
 def test_user_function_and_text_output(capsys):
-    code = main(["audit", "--mechanism", "catalogue:leaky_sum", "--pairs", "statdp-one", "--claimed-epsilon", "1",
+    code = main(["audit", "--mechanism", "dpkit.audit.catalogue:leaky_sum", "--pairs", "statdp-one", "--claimed-epsilon", "1",
                  "--samples", "100000", "--quiet"])
     text = capsys.readouterr().out
     assert code == 3 and "VIOLATION" in text and "epsilon lower bound" in text

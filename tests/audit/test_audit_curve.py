@@ -71,7 +71,7 @@ def test_epsilon_at_delta_matches_mpmath_profile():
 
 @pytest.mark.slow
 def test_gaussian_route_reaches_095_of_the_true_epsilon_at_default_budget():
-    # issue 14 item 1: σ from the analytic Gaussian at (1, 1e-5); the certified single-event
+    # Power: σ from the analytic Gaussian (Balle & Wang 2018, Thm 8) at (1, 1e-5); the certified single-event
     # bound can reach ~0.85 at 10^7 samples, the Gaussian route >= 0.95
     sigma = _sigma_mp(1.0, DELTA)
     true = _epsilon_mp(1 / sigma, DELTA)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-import catalogue as C
+from dpkit.audit import catalogue as C
 from dpkit.audit import audit
 from dpkit.audit.statistics import cp_lower, cp_upper
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import catalogue as C
+from dpkit.audit import catalogue as C
 from dpkit.audit import audit
 from dpkit.audit.search import SearchedAudit, SearchResult, audit_searched, search_pairs
 

@@ -1,17 +1,18 @@
 """Audits of the papers' privacy claims at reduced size, fixed seeds: the verdicts the papers' mistakes predict.
 
-The audit calls live in ``experiments/seed_audits.py`` (loaded here by path); the scenarios in
-``dpkit.algorithms.scenarios``. Reference values are independent closed forms evaluated with
+The audit calls live in ``dpkit.commands.algorithm_audits`` (the code ``dpkit audit --algorithm`` and
+``experiments/seed_audits.py`` run); the scenarios in ``dpkit.algorithms.scenarios``. Reference values are independent closed forms evaluated with
 mpmath: the Gaussian privacy profile δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) of two Gaussians
 μ standard deviations apart, and the optimal ρ-zCDP conversion.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import math
 import pathlib
 import re
+import subprocess
 import sys
 
 import mpmath
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 
 from dpkit.algorithms.scenarios import SCENARIOS, AuditScenario, make_scenario
+from dpkit.commands import algorithm_audits as A
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAPERS = {
@@ -28,15 +30,6 @@ PAPERS = {
 }
 
 
-def _load_experiments():
-    spec = importlib.util.spec_from_file_location("seed_audits", ROOT / "experiments" / "seed_audits.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("seed_audits", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-A = _load_experiments()
 
 
 def _gaussian_delta_mp(mu: float, eps: float) -> mpmath.mpf:
@@ -354,11 +347,16 @@ def test_plan_covers_every_algorithm_in_both_variants():
         assert quick.samples <= planned.samples and quick.parameters.get("iterations", 0) <= 10
 
 
-def test_page_renders_and_the_committed_page_is_current():
+def test_page_renders_and_the_committed_page_is_current(tmp_path):
     r = A.audit_algorithm("pp-admm", samples=20_000, rng=0)
-    page = A.render_markdown([("pp-admm", r)], 1.0, quick=True)
+    records = tmp_path / "records.json"
+    records.write_text(json.dumps({"pp-admm (paper)": r.to_dict(), "_meta": {"seconds": 1.0, "quick": True}}))
+    done = subprocess.run([sys.executable, str(ROOT / "experiments" / "seed_audits.py"), "--from-json", str(records),
+                           "--out", str(tmp_path / "page.md")], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == (0 if r.as_predicted else 1), done.stderr  # exit 1 when a verdict is not as predicted
+    page = (tmp_path / "page.md").read_text(encoding="utf-8")
     assert "| pp-admm | Ding et al. 2020 | paper |" in page and ">>> " in page
-    committed = (ROOT / "docs" / "audits.md").read_text(encoding="utf-8")
+    committed = (ROOT / "docs" / "paper-audits.md").read_text(encoding="utf-8")
     rows = [line for line in committed.splitlines() if line.startswith("| ") and "| yes |" in line]
     assert len(rows) == len(A.PLAN)  # one row per planned audit, each as predicted
     assert "**NO**" not in committed and "seed00" not in committed and "audit_scenarios" not in committed

@@ -1,4 +1,4 @@
-"""``dpkit epsilon`` / ``dpkit calibrate``: every command line of issue 2 §3, checked against the library."""
+"""``dpkit epsilon`` / ``dpkit calibrate``: every documented command line (docs/calibration.md), checked against the library."""
 
 from __future__ import annotations
 

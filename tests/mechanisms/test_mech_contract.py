@@ -90,7 +90,7 @@ def test_mechanisms_are_hashable_values():
 
 @pytest.mark.parametrize("mech,value,shape", CASES, ids=IDS)
 def test_events_are_accountable(mech, value, shape):
-    """Every mechanism's event is accepted by the zCDP and RDP accountants (the views seed 000 needs)."""
+    """Every mechanism's event is accepted by the zCDP and RDP accountants (the views Ding et al. 2020 needs)."""
     from dpkit.accounting.rdp import RDPAccountant
     from dpkit.accounting.zcdp import ZCDPAccountant
 

@@ -145,11 +145,12 @@ def test_output_perturbation():
         output_perturbation_sensitivity(200, 0.05, neighbouring="add-remove")
 
 
-# --------------------------------------------------------------------------- seed 003 DVP
+# --------------------------------------------------------------------------- Zhang & Zhu 2016 (DVP)
 
 
 def test_dvp_calibration_spec_examples():
-    """Spec 003 §5 item 4."""
+    """Zhang & Zhu 2016, Algorithm 2's calibration: if-branch ᾱ₀ + 2ζ = α; else-branch Φ > 0 with the
+    Jacobian term of eq. (21) equal to α/2 (checked in mpmath below)."""
     a = dvp_calibration(0.3, n_samples=1750, loss_weight=1750, regularization=10**-2.5, penalty=0.5, degree=2)
     assert a.extra_regularization == 0.0
     assert a.jacobian_budget == pytest.approx(0.2352, abs=1e-4)
@@ -168,7 +169,7 @@ def test_dvp_calibration_spec_examples():
 
 
 def test_dvp_literal_mode_is_not_alpha_dp():
-    """Spec 003 §5 item 5: B = Cᴿ = 20, ρ = 0.1, η = 0.5, N_p = 1, α = 1: ᾱ₀ = 0.410, α̂ = 0.590."""
+    """Zhang & Zhu 2016, eqs. (21)–(22): ζ = α̂/2 is needed, the literal ζ = α̂ is not α-DP. B = Cᴿ = 20, ρ = 0.1, η = 0.5, N_p = 1, α = 1: ᾱ₀ = 0.410, α̂ = 0.590."""
     kwargs = dict(n_samples=20, loss_weight=20, regularization=0.1, penalty=0.5, degree=1)
     fixed = dvp_calibration(1.0, **kwargs)
     literal = dvp_calibration(1.0, literal=True, **kwargs)
@@ -216,7 +217,7 @@ def test_gaussian_objective_noise():
         GaussianObjectiveNoise(sigma=1.0, sensitivity=1.0, jacobian=-0.1)
 
 
-# --------------------------------------------------------------------------- seed 001 bounded noise
+# --------------------------------------------------------------------------- Wang et al. 2020, bounded noise
 
 
 def test_uniform_objective_noise():

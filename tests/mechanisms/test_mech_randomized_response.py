@@ -27,7 +27,7 @@ from dpkit.mechanisms import (
 
 @pytest.mark.parametrize("epsilon,p", [(0.4, 0.40131), (0.6, 0.35434), (1.0, 0.26894), (2.0, 0.11920)])
 def test_flip_probability_matches_spec_table(epsilon, p):
-    """Spec 001 §2.1 sample values (p = 1/(1 + e^ε))."""
+    """Wang et al. 2020, Definition 2: flip probability p = 1/(1 + e^ε) (values computed from it)."""
     assert flip_probability(epsilon) == pytest.approx(p, abs=5e-6)
 
 
@@ -71,7 +71,7 @@ def test_grr_law_chisquare():
 def test_rr_events():
     assert ApproxDPAccountant().compose(BinaryRandomizedResponse(1.3).event).get_epsilon(1e-9).epsilon <= 1.3 * (1 + 1e-12)
     assert RandomizedResponse(2.0, 7).event.k == 7
-    assert BinaryRandomizedResponse.from_flip_probability(0.25).epsilon == pytest.approx(math.log(3))
+    assert binary_rr_epsilon(0.25) == pytest.approx(math.log(3))  # ε = ln((1 − p)/p) (Warner 1965)
 
 
 def test_unbiased_loss_is_unbiased_and_matches_eq19():
@@ -105,7 +105,7 @@ def test_modified_logistic_derivative_by_finite_difference():
         (lambda: BinaryRandomizedResponse(0.0), ValueError),
         (lambda: BinaryRandomizedResponse(1.0, labels=(1, 1)), ValueError),
         (lambda: BinaryRandomizedResponse(1.0).sample([0, 1]), ValueError),
-        (lambda: BinaryRandomizedResponse.from_flip_probability(0.5), ValueError),
+        (lambda: binary_rr_epsilon(0.5), ValueError),
         (lambda: RandomizedResponse(1.0, k=1), ValueError),
         (lambda: RandomizedResponse(1.0, k=3).sample(3), ValueError),
         (lambda: RandomizedResponse(1.0, k=3).sample(1.0), ValueError),

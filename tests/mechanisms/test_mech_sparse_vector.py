@@ -98,7 +98,7 @@ def test_threshold_drawn_once_per_run():
 
 def test_budget_split_rule():
     e1, e2 = svt_budget_split(2.0, 15)
-    assert e1 / 2.0 == pytest.approx(0.0938536, abs=1e-7)  # spec 000 §2.4
+    assert e1 / 2.0 == pytest.approx(0.0938536, abs=1e-7)  # 1/(1 + (2c)^{2/3}) at c = 15 (Lyu et al. 2017, Sec. 4.2 ratio)
     assert e2 / e1 == pytest.approx(30 ** (2 / 3), rel=1e-12)
     assert e1 + e2 <= 2.0
     m1, m2 = svt_budget_split(1.0, 8, monotonic=True)

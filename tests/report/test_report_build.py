@@ -439,7 +439,7 @@ def test_bibtex_has_exactly_the_keys_of_the_documents(written):
     if "learned" in str(witness.get("feature", "")):
         audit.add("bichsel2021dpsniper")
     assert set(parsed) == gaussian_accountants | {"huang2019dpadmm", "ding2020towards"} | audit
-    assert written.report["documents"][3]["references"] == ["ding2020towards"]  # admm: seed 000 eqs. 3-4
+    assert written.report["documents"][3]["references"] == ["ding2020towards"]  # admm: Ding et al. 2020, eqs. 3-4
     assert set(written.report["documents"][0]["references"]) == gaussian_accountants
 
 

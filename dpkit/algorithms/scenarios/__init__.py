@@ -1,4 +1,4 @@
-"""Audit scenarios: small worst-case instances of each algorithm's privacy claim, run by the real
+"""Audit scenarios (the audit instances): small worst-case instances of each algorithm's privacy claim, run by the real
 algorithm code, as black-box targets for :func:`dpkit.audit.audit` (``dpkit audit --algorithm``).
 
 One module per algorithm. :data:`SCENARIOS` maps an algorithm's registry name to the builder of

@@ -1,4 +1,4 @@
-"""Correct and deliberately broken mechanisms for the audit tests (vectorised, seeded).
+"""Correct and deliberately broken mechanisms with known true ε, to validate an auditor (vectorised, seeded).
 
 Every entry is ``mechanism(database, n, rng)`` returning ``n`` outputs (first axis = sample);
 databases are vectors of query answers (sensitivity Δ = 1). Sparse-vector outputs are code
@@ -6,8 +6,16 @@ vectors: 1 = ⊤, 0 = ⊥, NaN = not answered (after the cut-off); Roth's varian
 answer instead of ⊤. Definitions follow Lyu, Su & Li, PVLDB 10(6) 2017, Fig. 1 (Alg. 1–6)
 and the StatDP implementations (Ding et al., CCS 2018: iSVT1–4, noisy_max_v1a/b, v2a/b).
 
-``TRUE_EPSILON[name](eps, length)`` is the true ε (or a lower bound of it, ``inf`` for
-unbounded) and ``PAIRS[name]`` the neighbouring relation the claim refers to.
+:data:`CORRECT` maps a name to ``(function, pairs)`` (the mechanism is ε-DP at the claimed ε under the
+named pair patterns of :class:`dpkit.audit.StatDPPatterns`); :data:`BROKEN` maps a name to
+``(function, pairs, true_epsilon)`` with ``true_epsilon(claimed)`` the true ε or a lower bound of it
+(``inf`` when unbounded). :class:`Entry` binds a function to a claimed ε (picklable, for worker
+processes). dpkit's audit tests and ``benchmarks/audit.py`` measure power and false-positive rate on it.
+
+>>> from dpkit.audit import audit
+>>> function, pairs, true_epsilon = BROKEN["noisy_sum_half"]
+>>> audit(Entry(function, 1.0), pairs, claimed_epsilon=1.0, samples=50_000, rng=0).violation, true_epsilon(1.0)
+(True, 2.0)
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ import math
 from typing import Any, Callable
 
 import numpy as np
+
+__all__ = ["CORRECT", "BROKEN", "Entry", "leaky_sum"]
 
 
 def _q(database: Any) -> np.ndarray:
