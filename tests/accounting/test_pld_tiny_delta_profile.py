@@ -165,3 +165,12 @@ def test_gaussian_get_delta_brackets_exact_for_any_tiny_delta(mu, exponent, coun
     result = acc.compose(GaussianEvent(math.sqrt(count) / mu), count).get_delta(epsilon)
     assert result.delta_lower <= exact <= result.delta
     assert result.delta - result.delta_lower <= acc.target_width * result.delta
+
+
+@pytest.mark.parametrize("delta", [1e-20, 1e-300])
+def test_epsilon_at_profile_grid_is_tilted_at_tiny_delta(delta):
+    """The report's ε at the profile grid (h = 1e-3) stays finite and above the exact ε below 1e-12."""
+    mu = 1.0
+    exact = gaussian_epsilon_at(delta, mu)
+    value = PLDAccountant().compose(GaussianEvent(1.0 / mu)).epsilon_at_profile_grid(delta)
+    assert exact <= value <= exact + 1e-2

@@ -805,10 +805,16 @@ class PLDAccountant(Accountant):
         return composed.remove[index], composed.add[index]
 
     def epsilon_at_profile_grid(self, delta: float) -> float:
-        """Upper ε at ``delta`` on the grid used by :meth:`delta_curve` (no refinement)."""
+        """Upper ε at ``delta`` on the grid used by :meth:`delta_curve` (no refinement); below
+        δ = :data:`TILTED_BELOW` by exponential tilting on that grid, as in :meth:`get_epsilon`."""
         delta = check_target_delta(delta)
         if not self._ledger or not self._pairs():
             return certify(0.0, noop=True)
+        if delta < TILTED_BELOW:
+            pairs = self._pairs()
+            total = sum(count for _, count in pairs)
+            tail = min(self.tail_mass, max(delta * 1e-10 / total, 1e-320))
+            return certify(self._tilted_bound(pairs, self._profile_h(pairs), tail, delta, pessimistic=True))
         return certify(max(p.epsilon(delta) for p in self._profile_pmfs(True)))
 
     def delta_curve(self, epsilons, *, pessimistic: bool = True):
