@@ -79,7 +79,7 @@ def test_every_parser_refuses_abbreviations():
         assert status == 2 and ("unrecognized arguments" in err or "required: --out" in err) and err.count("\n") == 1
 
 
-def test_modules_a_rerun_imports_are_shown_before_they_run(tmp_path, monkeypatch):
+def test_code_a_document_names_reruns_only_when_trusted(tmp_path, monkeypatch):
     module = tmp_path / "dpkit_test_shown_mech.py"
     module.write_text(textwrap.dedent("""
         import numpy as np
@@ -92,12 +92,14 @@ def test_modules_a_rerun_imports_are_shown_before_they_run(tmp_path, monkeypatch
             "--samples", "20000", "--quiet"]
     doc = tmp_path / "audit.json"
     doc.write_text(json.dumps(run_json(argv)))
-    assert rerun.code_to_import(argv) == ["dpkit_test_shown_mech:mech"]
+    assert rerun.code_to_import(argv) == ["dpkit_test_shown_mech"]
     status, out, err = run_cli(["report", str(doc), "--out", str(tmp_path / "rep"), "--no-plots"])
-    assert status == 0, err
-    assert "imports and runs dpkit_test_shown_mech:mech" in err
+    assert status == 0 and "to allow it: --trust-module dpkit_test_shown_mech" in err, err
+    status, out, err = run_cli(["report", str(doc), "--out", str(tmp_path / "rep2"), "--no-plots",
+                                "--trust-module", "dpkit_test_shown_mech", "--trust-path", str(tmp_path)])
+    assert status == 0 and "numbers reproduced" in out, (out, err)
     status, out, err = run_cli(["report", "--help"])
-    assert status == 0 and "imports and runs code" in " ".join(out.split())
+    assert status == 0 and "--trust-module NAME" in " ".join(out.split())
 
 
 # ------------------------------------------------------------------ 2. atomic report directory
@@ -107,8 +109,8 @@ def test_second_writer_fails_and_nothing_is_half_written(tmp_path, document, mon
     out = tmp_path / "rep"
     real_build = builder.build_report
 
-    def racing_build(docs, rerun=True):  # another writer finishes while this one reruns
-        report = real_build(docs, rerun)
+    def racing_build(docs, rerun=True, **options):  # another writer finishes while this one reruns
+        report = real_build(docs, rerun, **options)
         out.mkdir()
         (out / "report.md").write_text("the other writer's report")
         return report
