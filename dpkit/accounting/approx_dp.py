@@ -52,6 +52,15 @@ _OPTIMAL = "optimal homogeneous composition (Kairouz, Oh & Viswanath 2015, Thm 3
 _REFERENCES = {_BASIC: ("dwork2014algorithmic",), _ADVANCED: ("dwork2010boosting",), _OPTIMAL: ("kairouz2015composition",)}
 
 
+_MAX_OPTIMAL_K = 10**5
+"""Largest count for which the optimal composition (a sum over k + 1 terms, bisected) is tried."""
+
+
+def _expm1(x: float) -> float:
+    """e^x − 1, ∞ beyond the float range (a bound that grows with it stays a bound)."""
+    return math.expm1(x) if x < 709.0 else math.inf
+
+
 def _safe_up(value: float) -> float:
     if value <= 0.0 or math.isinf(value):
         return max(value, 0.0)
@@ -106,7 +115,7 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
     """
     epsilon, delta, k = _check_step(epsilon, delta, k)
     delta_prime = check_open_unit("delta_prime", delta_prime)
-    eps = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon)
+    eps = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * epsilon + k * epsilon * _expm1(epsilon)
     return CompositionResult(
         _safe_up(eps),
         min(1.0, _safe_up(k * delta + delta_prime)),
@@ -265,11 +274,14 @@ class ApproxDPAccountant(Accountant):
         if k * dlt < delta:
             adv = advanced_composition(eps, dlt, k, delta - k * dlt)
             candidates.append((adv.epsilon, adv.method))
-        try:
-            opt = optimal_homogeneous_composition(eps, dlt, k, delta)
-            candidates.append((opt.epsilon, opt.method))
-        except ValueError:
-            pass
+        if k <= _MAX_OPTIMAL_K:
+            try:
+                opt = optimal_homogeneous_composition(eps, dlt, k, delta)
+                candidates.append((opt.epsilon, opt.method))
+            except ValueError:
+                pass
+        else:
+            notes = (*notes, f"optimal composition skipped: count {k} > {_MAX_OPTIMAL_K} (its sum has count + 1 terms)")
         if not candidates:
             raise ValueError(f"delta={delta} is below the δ the ledger spends (at least {sum_delta!r} by basic composition)")
         best = min(candidates)
@@ -285,14 +297,15 @@ class ApproxDPAccountant(Accountant):
         if math.fsum(s[0] * s[2] for s in steps) <= epsilon:
             candidates.append((min(1.0, _safe_up(math.fsum(s[1] * s[2] for s in steps))), _BASIC))
         eps, dlt, k, notes = self._homogeneous(steps)
-        slack = epsilon - k * eps * math.expm1(eps)
+        slack = epsilon - k * eps * _expm1(eps)
         if eps > 0 and slack > 0:
             delta_prime = math.exp(-(slack**2) / (2.0 * k * eps * eps))
             candidates.append(
                 (min(1.0, _safe_up(k * dlt + delta_prime)), _ADVANCED)
             )
-        candidates.append(
-            (optimal_homogeneous_delta(eps, dlt, k, epsilon), _OPTIMAL)
-        )
+        if k <= _MAX_OPTIMAL_K:
+            candidates.append((optimal_homogeneous_delta(eps, dlt, k, epsilon), _OPTIMAL))
+        else:
+            notes = (*notes, f"optimal composition skipped: count {k} > {_MAX_OPTIMAL_K} (its sum has count + 1 terms)")
         best = min(candidates)
         return self._result(epsilon, best[0], best[1], _REFERENCES.get(best[1], ()), notes=notes)

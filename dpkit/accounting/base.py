@@ -20,6 +20,7 @@ import math
 from typing import Any, ClassVar, Iterator
 
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit
+from dpkit.accounting.certify import UncertifiableError, certify_result
 from dpkit.accounting.events import ComposedEvent, PrivacyEvent, SelfComposedEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 
@@ -138,7 +139,7 @@ class Accountant(abc.ABC):
     """Bibliography keys of the accounting view, added to every result's ``references``."""
     margin_included: ClassVar[bool] = False
     """True when the accountant's own final step already moves ε and δ outwards by a relative
-    margin of at least :data:`OUTWARD_MARGIN` (the RDP and zCDP conversions add 2⁻⁴⁰); otherwise
+    margin of at least :data:`~dpkit.accounting.certify.OUTWARD_MARGIN` (the RDP and zCDP conversions add 2⁻⁴⁰); otherwise
     the base class rounds every outermost result outwards (:func:`round_result_outward`)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -278,62 +279,30 @@ def extreme_event_reason(event: PrivacyEvent) -> str | None:
     return None
 
 
-OUTWARD_MARGIN = 8.0 * 2.0**-52
-"""Relative margin by which every reported ε and δ is moved outwards (see :func:`round_outward`).
-
-Error analysis: the last steps by which an accountant turns its internal quantities into ε or δ
-(a logarithm, a quotient, a sum of a few terms, a conversion such as ε(α) + log(1/δ)/(α−1))
-are at most 16 correctly rounded float operations applied to an already certified quantity, each
-losing at most half an ulp, 2⁻⁵³, of relative accuracy: 16·2⁻⁵³ = 8·2⁻⁵². The final
-``nextafter`` pays for the rounding of the multiplication itself. Errors an accountant
-*amplifies* (cancellation, rounding of its inputs such as μ = √Σ(Δᵢ/σᵢ)²) are larger than this
-and are bounded inside that accountant (the analytic Gaussian and GDP accountants round μ up;
-the RDP and zCDP conversions add 2⁻⁴⁰ relative)."""
-
 _QUERY_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("dpkit_accountant_query_depth", default=0)
-"""Nesting depth of ``get_epsilon``/``get_delta`` calls: only the outermost query rounds its result
-outwards, so an accountant that asks other accountants (e.g. the tightest one) rounds once."""
-
-
-def round_outward(value: float, upper: bool = True) -> float:
-    """``value`` moved away from the true quantity by :data:`OUTWARD_MARGIN` relative and one ulp.
-
-    ``upper=True`` for an upper bound (moved up), ``False`` for a lower bound (moved down, never
-    below 0). 0, ∞ and NaN are returned unchanged.
-
-    >>> x = 6640.607808562279
-    >>> x < round_outward(x) <= x * (1 + 1e-14)
-    True
-    >>> round_outward(0.0), round_outward(math.inf), round_outward(1e-300, upper=False) < 1e-300
-    (0.0, inf, True)
-    """
-    if not math.isfinite(value) or value == 0.0:
-        return value
-    if upper:
-        return math.nextafter(value * (1.0 + OUTWARD_MARGIN), math.inf)
-    return max(0.0, math.nextafter(value * (1.0 - OUTWARD_MARGIN), -math.inf))
+"""Nesting depth of ``get_epsilon``/``get_delta`` calls: only the outermost query certifies its result
+(:func:`~dpkit.accounting.certify.certify_result`), so an accountant that asks other accountants
+(e.g. the tightest one) rounds once."""
 
 
 def round_result_outward(result: AccountingResult, method_name: str) -> AccountingResult:
-    """The computed side of ``result`` rounded outwards by :func:`round_outward`.
+    """The computed side of ``result`` certified by :func:`~dpkit.accounting.certify.certify_result`.
 
     ``get_epsilon``: ε up and ``epsilon_lower`` down (δ is the caller's target and is kept);
     ``get_delta``: δ up (capped at 1) and ``delta_lower`` down (ε is the caller's target).
     """
-    if method_name == "get_epsilon":
-        lower = None if result.epsilon_lower is None else round_outward(result.epsilon_lower, upper=False)
-        return dataclasses.replace(result, epsilon=round_outward(result.epsilon), epsilon_lower=lower)
-    lower = None if result.delta_lower is None else round_outward(result.delta_lower, upper=False)
-    return dataclasses.replace(result, delta=min(1.0, round_outward(result.delta)), delta_lower=lower)
+    return certify_result(result, method_name)
 
 
 def _guard_extreme(method: Any, method_name: str) -> Any:
     """Wrap ``get_epsilon``/``get_delta``: on a ledger with an extreme leaf, an arithmetic failure
     (overflow, division by zero, a grid that cannot be built) or a NaN becomes the trivial bound
-    ε = ∞ (``get_epsilon``) or δ = 1 (``get_delta``), which is always valid, with a note.
+    ε = ∞ (``get_epsilon``) or δ = 1 (``get_delta``), which is always valid, with a note; on any
+    other ledger a NaN raises :class:`~dpkit.accounting.certify.UncertifiableError`.
 
-    Every other result of the outermost query is rounded outwards (:func:`round_result_outward`),
-    so that no reported ε or δ is below the true value through the last float operations."""
+    Every result of the outermost query leaves through the certifying step
+    (:func:`~dpkit.accounting.certify.certify_result`: outward rounding, no false 0), so that no
+    reported ε or δ is below the true value through the last float operations."""
 
     @functools.wraps(method)
     def guarded(self: "Accountant", value: float) -> AccountingResult:
@@ -349,17 +318,22 @@ def _guard_extreme(method: Any, method_name: str) -> Any:
                 raise
         else:
             if not (math.isnan(result.epsilon) or math.isnan(result.delta)):
-                return result if depth or self.margin_included else round_result_outward(result, method_name)
+                if depth:
+                    return result
+                return certify_result(result, method_name, noop=not self._ledger, margin=not self.margin_included)
             reason = self._extreme_reason()
             if reason is None:
-                return result
+                raise UncertifiableError(f"{type(self).__name__}.{method_name}({value!r}) computed NaN: no bound "
+                                         "can be certified")
         finally:
             _QUERY_DEPTH.reset(token)
         if method_name == "get_epsilon":
-            return self._result(math.inf, check_target_delta(value), "trivial bound: epsilon = inf",
-                                notes=(reason + "; epsilon = inf is the only sound answer",))
-        return self._result(check_target_epsilon(value), 1.0, "trivial bound: delta = 1",
-                            notes=(reason + "; delta = 1 is the only sound answer",))
+            trivial = self._result(math.inf, check_target_delta(value), "trivial bound: epsilon = inf",
+                                   notes=(reason + "; epsilon = inf is the only sound answer",))
+        else:
+            trivial = self._result(check_target_epsilon(value), 1.0, "trivial bound: delta = 1",
+                                   notes=(reason + "; delta = 1 is the only sound answer",))
+        return trivial if depth else certify_result(trivial, method_name)
 
     guarded._dpkit_guarded = True  # type: ignore[attr-defined]
     return guarded

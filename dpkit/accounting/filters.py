@@ -37,38 +37,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive
-from dpkit.accounting import rdp as rdp_module
 from dpkit.accounting import zcdp as zcdp_module
-from dpkit.accounting.base import UnsupportedEventError, round_outward
-from dpkit.accounting.events import (
-    ApproxDPEvent,
-    ComposedEvent,
-    DiscreteLaplaceEvent,
-    ExponentialMechanismEvent,
-    GaussianEvent,
-    LaplaceEvent,
-    PrivacyEvent,
-    PureDPEvent,
-    RandomizedResponseEvent,
-    SelfComposedEvent,
-    SparseVectorEvent,
-)
+from dpkit.accounting.adaptive_steps import approx_parameters, check_event, float_up, gaussian_mu_squared
+from dpkit.accounting.certify import round_outward
+from dpkit.accounting.events import PrivacyEvent
 from dpkit.accounting.gdp import gdp_mu_to_epsilon
 from dpkit.accounting.neighbouring import NeighbouringRelation
-
-
-def _float_up(value: Fraction) -> float:
-    """Smallest float ≥ ``value`` (exact rational in, safe float out)."""
-    out = float(value)
-    if Fraction(out) < value:
-        out = math.nextafter(out, math.inf)
-    return out
-
-
-def _check_event(event: PrivacyEvent) -> PrivacyEvent:
-    if not isinstance(event, PrivacyEvent):
-        raise TypeError(f"event must be a PrivacyEvent, got event={event!r}")
-    return event
+from dpkit.accounting.rdp_conversion import rdp_to_epsilon
+from dpkit.accounting.rdp_curves import rdp_curve
 
 
 class RenyiFilter:
@@ -142,11 +118,11 @@ class RenyiFilter:
         if order is None:
             if plan is None:
                 raise ValueError("give either order or plan, got order=None and plan=None")
-            curve = rdp_module.rdp_curve(_check_event(plan), relation)
+            curve = rdp_curve(check_event(plan), relation)
             candidates = np.array([1.5, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 64, 96, 128,
                                    256, 512], dtype=float)
             scores = [
-                rdp_module.rdp_to_epsilon([a], [curve(a)], delta)[0] if math.isfinite(curve(a)) else math.inf
+                rdp_to_epsilon([a], [curve(a)], delta)[0] if math.isfinite(curve(a)) else math.inf
                 for a in candidates
             ]
             order = float(candidates[int(np.argmin(scores))])
@@ -158,14 +134,14 @@ class RenyiFilter:
                 f"order={order} cannot reach epsilon={epsilon} at delta={delta} (budget would be {budget:.3g} <= 0)"
             )
         step = math.ulp(budget)
-        while rdp_module.rdp_to_epsilon([order], [budget], delta)[0] > epsilon:
+        while rdp_to_epsilon([order], [budget], delta)[0] > epsilon:
             budget -= step  # one-sided: step down (by doubling steps) until it converts back within ε
             step *= 2.0
         return cls(order, budget, relation)
 
     def cost(self, event: PrivacyEvent) -> np.ndarray:
         """RDP of ``event`` at each order (raises UnsupportedEventError if it has none)."""
-        curve = rdp_module.rdp_curve(_check_event(event), self.neighbouring)
+        curve = rdp_curve(check_event(event), self.neighbouring)
         return np.array([curve(a) for a in self.orders])
 
     def try_spend(self, event: PrivacyEvent) -> bool:
@@ -183,7 +159,7 @@ class RenyiFilter:
     @property
     def spent(self) -> tuple[float, ...]:
         """RDP spent so far at each order."""
-        return tuple(_float_up(v) for v in self._spent)
+        return tuple(float_up(v) for v in self._spent)
 
     @property
     def remaining(self) -> tuple[float, ...]:
@@ -192,17 +168,7 @@ class RenyiFilter:
 
     def epsilon(self, delta: float) -> float:
         """ε of the filter's guarantee (from the budgets, valid at any stopping time) at ``delta``."""
-        return rdp_module.rdp_to_epsilon(list(self.orders), list(self.budgets), delta)[0]
-
-
-def _gaussian_mu_squared(event: PrivacyEvent) -> float:
-    if isinstance(event, GaussianEvent):
-        return (event.sensitivity / event.sigma) ** 2
-    if isinstance(event, ComposedEvent):
-        return sum(_gaussian_mu_squared(e) for e in event.events)
-    if isinstance(event, SelfComposedEvent):
-        return event.count * _gaussian_mu_squared(event.event)
-    raise UnsupportedEventError(event, "the Gaussian-DP filter accepts Gaussian events only")
+        return rdp_to_epsilon(list(self.orders), list(self.budgets), delta)[0]
 
 
 class _AdditiveFilter:
@@ -217,7 +183,7 @@ class _AdditiveFilter:
 
     def try_spend(self, event: PrivacyEvent) -> bool:
         """Accept and record ``event`` if the total stays within budget; else refuse (record nothing)."""
-        cost = self._cost(_check_event(event))
+        cost = self._cost(check_event(event))
         if not math.isfinite(cost):
             return False
         total = self._spent + Fraction(cost)
@@ -230,7 +196,7 @@ class _AdditiveFilter:
     @property
     def spent(self) -> float:
         """Budget spent so far (ρ for :class:`ZCDPFilter`, Σμᵢ² for :class:`GaussianDPFilter`)."""
-        return _float_up(self._spent)
+        return float_up(self._spent)
 
     @property
     def remaining(self) -> float:
@@ -268,7 +234,7 @@ class GaussianDPFilter(_AdditiveFilter):
     arXiv:2210.17520 (2022).
     """
 
-    _cost = staticmethod(_gaussian_mu_squared)
+    _cost = staticmethod(gaussian_mu_squared)
 
     def __init__(self, mu: float):
         self.mu = check_positive("mu", mu)
@@ -281,17 +247,6 @@ class GaussianDPFilter(_AdditiveFilter):
         square) and the sums are exact, so the true Σμᵢ² is at most μ²(1 + 3·2⁻⁵³): the curve is
         evaluated at μ(1 + 8·2⁻⁵³) (rounded up), which covers it."""
         return round_outward(gdp_mu_to_epsilon(math.nextafter(self.mu * (1.0 + 8.0 * 2.0**-53), math.inf), delta))
-
-
-def _approx_parameters(event: PrivacyEvent) -> tuple[float, float]:
-    """(ε, δ) of a single-step event with a pure or approximate DP description."""
-    if isinstance(event, ApproxDPEvent):
-        return event.epsilon, event.delta
-    if isinstance(event, (PureDPEvent, RandomizedResponseEvent, ExponentialMechanismEvent, SparseVectorEvent, LaplaceEvent)):
-        return event.epsilon, 0.0
-    if isinstance(event, DiscreteLaplaceEvent):
-        return event.sensitivity / event.scale, 0.0
-    raise UnsupportedEventError(event, "the (ε, δ) filter needs a single step with a pure or approximate DP guarantee")
 
 
 class ApproxDPFilter:
@@ -331,7 +286,7 @@ class ApproxDPFilter:
 
     def _advanced_bound(self, eps_sq: Fraction) -> float:
         """√(2 log(1/δ) Σεᵢ²) + ½ Σεᵢ² (Whitehouse et al. 2023, Thm 1)."""
-        eps_sq_up = _float_up(eps_sq)
+        eps_sq_up = float_up(eps_sq)
         return round_outward(math.sqrt(2.0 * math.log(1.0 / self.target_delta) * eps_sq_up) + 0.5 * eps_sq_up)
 
     def _fits(self, eps_sum: Fraction, eps_sq: Fraction, delta_sum: Fraction) -> bool:
@@ -354,13 +309,13 @@ class ApproxDPFilter:
 
     def try_spend(self, event: PrivacyEvent) -> bool:
         """Accept a single-step event with a pure/approximate DP description (ε from the event)."""
-        epsilon, delta = _approx_parameters(_check_event(event))
+        epsilon, delta = approx_parameters(check_event(event))
         return self.try_spend_parameters(epsilon, delta)
 
     @property
     def spent(self) -> tuple[float, float]:
         """(Σεᵢ, Σδᵢ) so far."""
-        return _float_up(self._eps_sum), _float_up(self._delta_sum)
+        return float_up(self._eps_sum), float_up(self._delta_sum)
 
     @property
     def remaining(self) -> float:

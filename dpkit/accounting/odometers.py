@@ -49,11 +49,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive, check_unit_interval
-from dpkit.accounting.base import round_outward
+from dpkit.accounting.adaptive_steps import approx_parameters, check_event, float_up, gaussian_mu_squared
+from dpkit.accounting.certify import round_outward
 from dpkit.accounting.events import PrivacyEvent
-from dpkit.accounting.filters import _approx_parameters, _check_event, _float_up, _gaussian_mu_squared
 from dpkit.accounting.neighbouring import NeighbouringRelation
-from dpkit.accounting.rdp import rdp_curve
+from dpkit.accounting.rdp_curves import rdp_curve
 from dpkit.accounting.zcdp import event_rho
 
 _BASIC_METHOD = "basic composition odometer (Rogers, Roth, Ullman & Vadhan 2016)"
@@ -153,13 +153,13 @@ class BasicOdometer:
         Accepts the events of :class:`dpkit.accounting.filters.ApproxDPFilter`; raises
         ``UnsupportedEventError`` for others (e.g. Gaussian steps, which have no finite pure ε).
         """
-        epsilon, delta = _approx_parameters(_check_event(event))
+        epsilon, delta = approx_parameters(check_event(event))
         self.spend_parameters(epsilon, delta)
 
     @property
     def spent(self) -> tuple[float, float]:
         """(Σεᵢ, Σδᵢ) so far, each rounded up to a float."""
-        return _float_up(self._eps_sum), _float_up(self._delta_sum)
+        return float_up(self._eps_sum), float_up(self._delta_sum)
 
     def guarantee(self) -> OdometerGuarantee:
         """The current report: ε̂ = Σεᵢ if Σδᵢ ≤ δ_g (else ∞), valid with failure probability δ_g."""
@@ -230,14 +230,14 @@ class RenyiOdometer:
 
     def spend(self, event: PrivacyEvent) -> None:
         """Record one step (its RDP curve at every order, rounded up); never refuses."""
-        curve = rdp_curve(_check_event(event), self.neighbouring)
+        curve = rdp_curve(check_event(event), self.neighbouring)
         costs = [round_outward(float(curve(a))) for a in self.orders]
         self._spent = [s + Fraction(c) if math.isfinite(c) else math.inf for s, c in zip(self._spent, costs)]
         self.steps += 1
 
     def guarantee(self) -> OdometerGuarantee:
         """The current report ε̂_n, valid simultaneously for every n with failure probability δ_g."""
-        spent = np.array([_float_up(s) if isinstance(s, Fraction) else math.inf for s in self._spent])
+        spent = np.array([float_up(s) if isinstance(s, Fraction) else math.inf for s in self._spent])
         values = spent + math.log(len(self.orders) / self.delta) / (np.array(self.orders) - 1.0)
         best = int(np.argmin(values))
         return OdometerGuarantee(
@@ -292,7 +292,7 @@ class ZCDPOdometer:
 
     def spend(self, event: PrivacyEvent) -> None:
         """Record one step (its ρ, rounded up); never refuses."""
-        self._terms.append(round_outward(self._cost(_check_event(event))))
+        self._terms.append(round_outward(self._cost(check_event(event))))
         self.steps += 1
 
     def spend_rho(self, rho: float) -> None:
@@ -341,7 +341,7 @@ class GaussianDPOdometer(ZCDPOdometer):
         super().__init__(delta, rho_min=self.mu_min**2 / 2.0)
 
     def _cost(self, event: PrivacyEvent) -> float:
-        return _gaussian_mu_squared(event) / 2.0
+        return gaussian_mu_squared(event) / 2.0
 
     @property
     def mu(self) -> float:

@@ -31,28 +31,33 @@ __all__ = ["rdp_bounded_range", "rho_bounded_range"]
 _RELATIVE_MARGIN = 1e-9
 
 
-def _log_expm1(x: float) -> float:
-    """log(e^x − 1) for x ≥ 0 (−inf at 0), without overflow."""
-    if x == 0.0:
-        return -math.inf
-    return x + math.log(-math.expm1(-x))
+def _log1mexp(x: float) -> float:
+    """log(1 − e^{−x}) for x > 0, accurate at both ends."""
+    return math.log(-math.expm1(-x)) if x < 0.6931471805599453 else math.log1p(-math.exp(-x))
 
 
 def _exact_with_margin(alpha: float, epsilon: float) -> float:
-    """The maximum over t in closed form (module docstring), raised by the relative margin."""
+    """The maximum over t in closed form (module docstring), raised by the relative margin.
+
+    Written in s = ε − t, the distance of the maximiser below the top of the range, so that no
+    step subtracts two numbers of size ε: at ε = 1e12 and beyond, t = ε − 0.69 is not
+    representable to the accuracy D_α needs (t − ε once came out as 0, and ε(δ) with it).
+    """
     a = alpha - 1.0
-    log_a_big = epsilon + math.log(-math.expm1(-alpha * epsilon))  # log A
-    log_b = math.log(-math.expm1(-a * epsilon))  # log B
-    t = min(max(math.log(a) - math.log1p(a) + log_a_big - log_b, 0.0), epsilon)  # log u*
+    # s* = ε − log u* = log(1 + a) − log a − log(1 − e^{−αε}) + log(1 − e^{−aε})
+    s = math.log1p(a) - math.log(a) - _log1mexp(alpha * epsilon) + _log1mexp(a * epsilon)
+    s = min(max(s, 0.0), epsilon)
+    t = epsilon - s
     # D_α at t, written to avoid cancellation: (t − ε) + log(1 + p_t (e^{aε} − 1))/a
     if a * epsilon <= 1.0:
-        p_t = math.expm1(t - epsilon) / math.expm1(-epsilon)  # (e^ε − e^t)/(e^ε − 1), without overflow
-        exact = (t - epsilon) + math.log1p(p_t * math.expm1(a * epsilon)) / a
-    else:  # the same, as t + log(p_t + (1 − p_t) e^{−aε})/a, without overflow
-        log_norm = _log_expm1(epsilon)
-        log_p = t + _log_expm1(epsilon - t) - log_norm
-        log_q = _log_expm1(t) - log_norm - a * epsilon
-        exact = t + float(np.logaddexp(log_p, log_q)) / a
+        p_t = math.expm1(-s) / math.expm1(-epsilon)  # (e^ε − e^t)/(e^ε − 1), without overflow
+        exact = -s + math.log1p(p_t * math.expm1(a * epsilon)) / a
+    else:  # the same, as t + log(p_t + (1 − p_t) e^{−aε})/a, in s and without overflow:
+        # log p_t = log(1 − e^{−s}) − log(1 − e^{−ε}),  log(1 − p_t) = log(1 − e^{−t}) − s − log(1 − e^{−ε})
+        log_norm = _log1mexp(epsilon)
+        log_p = (_log1mexp(s) if s > 0.0 else -math.inf) - log_norm
+        log_q = (_log1mexp(t) if t > 0.0 else -math.inf) - s - log_norm - a * epsilon
+        exact = epsilon + (float(np.logaddexp(log_p, log_q)) / a - s)
     return exact * (1.0 + _RELATIVE_MARGIN)
 
 

@@ -152,6 +152,8 @@ def zcdp_to_epsilon(rho: float, delta: float, conversion: str = "optimal") -> fl
     def gap(eps: float) -> float:
         return _optimal_log_delta(rho, eps)[0] - log_target
 
+    if not gap(classic) < 0.0:  # at huge ρ the optimal conversion's float arithmetic cannot beat the classic one
+        return classic
     eps = optimize.brentq(gap, 0.0, classic, xtol=1e-300, rtol=1e-15)
     eps = _safe_up(eps)
     while gap(eps) > 0.0:  # one-sided: make sure δ(ε) ≤ δ holds at the returned ε

@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from dpkit.report.bibliography import keys_for, render_bibtex
-from dpkit.report.builder import build_report as _build
+from dpkit.report.builder import MALFORMED, build_report as _build
 from dpkit.report.document import Document, as_document, load_document
 from dpkit.report.markdown import render_markdown
 from dpkit.report.plots import write_plots
+from dpkit.report.sandbox import RerunPolicy
 
-__all__ = ["Document", "ReportResult", "build_report", "keys_for", "load_document", "render_bibtex", "write_report"]
+__all__ = ["Document", "ReportResult", "RerunPolicy", "build_report", "keys_for", "load_document", "render_bibtex",
+           "write_report"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ class ReportResult:
             "plots": {name: str(path) for name, path in self.plots.items()},
             "skipped_plots": dict(self.skipped_plots),
             "rerun_matched": self.rerun_matched,
+            "reruns_skipped": [{"source": section["source"], "modules": section["rerun"]["skipped"],
+                                "allow": section["rerun"]["allow"]}
+                               for section in self.report.get("documents", []) if section["rerun"].get("skipped")],
             "references": list(self.references),
         }
 
@@ -83,10 +88,14 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def build_report(documents: Iterable[Any], rerun: bool = True) -> dict[str, Any]:
-    """The report (JSON-ready) of ``documents`` (paths, parsed JSON dicts or :class:`Document`)."""
-    return _build([as_document(d) for d in documents], rerun=rerun)
+def build_report(documents: Iterable[Any], rerun: bool = True, *, policy: RerunPolicy | None = None) -> dict[str, Any]:
+    """The report (JSON-ready) of ``documents`` (paths, parsed JSON dicts or :class:`Document`);
+    reruns follow ``policy`` (default: built-in code only, see :class:`RerunPolicy`)."""
+    return _build([as_document(d) for d in documents], rerun=rerun, policy=policy)
 
+
+REPORT_FILES = {"markdown": "report.md", "json": "report.json", "bibtex": "references.bib"}
+"""The text files of a report."""
 
 PLOT_EXTRA_HINT = "matplotlib is not installed; install the plot extra for PNG plots: pip install 'dpkit[plot]'"
 """Why plots are missing when matplotlib is not installed (the report is written without them)."""
@@ -130,6 +139,7 @@ def write_report(
     *,
     overwrite: bool = False,
     plots: bool = True,
+    policy: RerunPolicy | None = None,
 ) -> ReportResult:
     """Write ``report.md``, ``report.json``, ``references.bib`` and PNG plots into ``out_dir``.
 
@@ -146,17 +156,20 @@ def write_report(
         Directory to write into; created (with its parents) if missing. An existing non-empty
         directory is refused unless ``overwrite`` (a user's files are never replaced silently).
     rerun
-        Re-execute each document's command and state whether its numbers are reproduced.
-        **This imports and runs code named in the documents** (``audit --mechanism
-        module:function``) and reads the files they name; see
-        :func:`dpkit.report.rerun.code_to_import`. A document can run only the command it
-        records (never ``report`` or ``demo``) and no option that writes a file.
+        Re-execute each document's command, in a child process, and state whether its numbers
+        are reproduced. A document can run only the command it records (never ``report`` or
+        ``demo``), no option that writes a file, and code it names (``audit --mechanism
+        module:function``) only if ``policy`` trusts the module; other reruns are skipped and
+        the report says how to allow them (see :mod:`dpkit.report.sandbox`).
     overwrite
         Allow writing into a non-empty directory (files of the same name are replaced, each
         atomically).
     plots
         Draw the PNG plots (needs matplotlib, the ``plot`` extra; without it the report is
         written without plots and ``skipped_plots`` says why).
+    policy
+        What reruns may do: trusted modules, where to import them from, the time limit
+        (default :class:`RerunPolicy()`: built-in code only, 600 s).
 
     Raises
     ------
@@ -170,43 +183,52 @@ def write_report(
     if not docs:
         raise ValueError("documents must contain at least one dpkit JSON document")
     out = check_out_dir(out_dir, overwrite)
-    report = _build(docs, rerun=rerun)
+    report = _build(docs, rerun=rerun, policy=policy)
     out.absolute().parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.absolute().parent))
     try:
-        drawn: dict[str, str] = {}
-        skipped: dict[str, str] = {}
-        if plots:
-            try:
-                drawn, skipped = write_plots(report, tmp)
-            except ImportError:
-                for name in drawn:
-                    (tmp / drawn[name]).unlink(missing_ok=True)
-                drawn, skipped = {}, {"all plots": PLOT_EXTRA_HINT}
-        else:
-            skipped = {"all plots": "disabled"}
-        report["plots"] = dict(drawn)
-        report["skipped_plots"] = dict(skipped)
-        names = {"markdown": "report.md", "json": "report.json", "bibtex": "references.bib"}
-        (tmp / names["markdown"]).write_text(render_markdown(report, drawn, skipped), encoding="utf-8")
-        (tmp / names["json"]).write_text(json.dumps(_finite(report), indent=2, allow_nan=False) + "\n",
-                                         encoding="utf-8")
-        (tmp / names["bibtex"]).write_text(render_bibtex(report["references"]), encoding="utf-8")
+        try:
+            drawn, skipped = _render(report, tmp, plots)
+        except MALFORMED as error:
+            raise ValueError(f"cannot write the report: a document is malformed ({type(error).__name__}: "
+                             f"{(str(error).splitlines() or [''])[0]})") from None
         _move_into_place(tmp, out, overwrite)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return ReportResult(
         out_dir=out,
-        markdown=out / names["markdown"],
-        json=out / names["json"],
-        bibtex=out / names["bibtex"],
+        markdown=out / REPORT_FILES["markdown"],
+        json=out / REPORT_FILES["json"],
+        bibtex=out / REPORT_FILES["bibtex"],
         plots={name: out / filename for name, filename in drawn.items()},
         skipped_plots=skipped,
         rerun_matched=report["rerun_matched"],
         references=tuple(report["references"]),
         report=report,
     )
+
+
+def _render(report: dict[str, Any], tmp: Path, plots: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """Write the plots, ``report.md``, ``report.json`` and ``references.bib`` of ``report`` into ``tmp``."""
+    drawn: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    if plots:
+        try:
+            drawn, skipped = write_plots(report, tmp)
+        except ImportError:
+            for name in drawn:
+                (tmp / drawn[name]).unlink(missing_ok=True)
+            drawn, skipped = {}, {"all plots": PLOT_EXTRA_HINT}
+    else:
+        skipped = {"all plots": "disabled"}
+    report["plots"] = dict(drawn)
+    report["skipped_plots"] = dict(skipped)
+    (tmp / REPORT_FILES["markdown"]).write_text(render_markdown(report, drawn, skipped), encoding="utf-8")
+    (tmp / REPORT_FILES["json"]).write_text(json.dumps(_finite(report), indent=2, allow_nan=False) + "\n",
+                                            encoding="utf-8")
+    (tmp / REPORT_FILES["bibtex"]).write_text(render_bibtex(report["references"]), encoding="utf-8")
+    return drawn, skipped
 
 
 def _move_into_place(tmp: Path, out: Path, overwrite: bool) -> None:

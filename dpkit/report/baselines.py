@@ -8,6 +8,7 @@ from typing import Any
 from dpkit.commands.provenance import canonical_json
 from dpkit.report.document import Document
 from dpkit.report.rerun import run_argv
+from dpkit.report.sandbox import RerunPolicy, RerunSkipped
 
 BASELINE_OPTIONS = ("data", "encoding", "agents", "iterations", "seed", "n_train", "graph", "edges")
 
@@ -28,15 +29,16 @@ def baseline_key(doc: Document) -> str:
     return canonical_json(baseline_options(doc))
 
 
-def nonprivate_history(doc: Document) -> tuple[dict[str, Any] | None, str]:
-    """Training history of the non-private ``admm`` baseline on the same data, agents, iterations and seed."""
+def nonprivate_history(doc: Document, policy: RerunPolicy | None = None) -> tuple[dict[str, Any] | None, str]:
+    """Training history of the non-private ``admm`` baseline on the same data, agents, iterations and seed
+    (run like a rerun, under ``policy``)."""
     argv = ["train", "--algorithm", "admm"]
     for option, value in baseline_options(doc).items():
         if value is not None:
             argv.append(f"--{option.replace('_', '-')}={value}")
     try:
-        result = run_argv(argv, "train")
-    except (ValueError, TypeError, json.JSONDecodeError) as error:
+        result = run_argv(argv, "train", policy)
+    except (RerunSkipped, ValueError, TypeError, json.JSONDecodeError) as error:
         return None, f"non-private baseline failed: {error}"
     full = result.get("_full", {})
     return {"accuracy": result.get("accuracy"), "history": full.get("history"), "argv": argv}, " ".join(argv)

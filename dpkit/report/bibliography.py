@@ -170,9 +170,12 @@ def keys_for(
     ...          events=[{"kind": "gaussian", "sigma": 1.0, "sensitivity": 1.0}])
     ['dong2022gaussian', 'dwork2006our']
     """
-    keys: set[str] = set()
-    for result in accountings:
-        keys.update(result.get("references") or ())
+    cited = [key for result in accountings for key in (result.get("references") or ())]
+    cited += [key for audit in audits for key in (audit.get("references") or ())]
+    strange = [key for key in cited if not isinstance(key, str) or key not in ENTRIES]
+    if strange:  # the "references" of a document's results: data, checked like data
+        raise ValueError(f"a document cites {strange[0]!r}, which is not a key of dpkit's bibliography")
+    keys: set[str] = set(cited)
     kinds: set[str] = set()
     for event in events:
         kinds |= event_kinds(event)
@@ -182,7 +185,6 @@ def keys_for(
     for name in datasets:
         keys.update(dataset_keys(name))
     for audit in audits:
-        keys.update(audit.get("references") or ())
         if audit.get("mechanism_name") in AUDIT_MECHANISM_KEYS:
             keys.add(AUDIT_MECHANISM_KEYS[audit["mechanism_name"]])
         if audit.get("pairs") in AUDIT_PAIRS_KEYS:

@@ -15,7 +15,8 @@ The report rebuilds the ledger's event — the parallel composition over the gro
 who hold disjoint records — and recomputes the certified ε with the same tightest accountant,
 and ε under every single accountant that supports it.
 
-The parts live beside it: :mod:`~dpkit.report.ledger_accounting` (the ledger and every
+Every string of the report is freed of the reader's absolute directories
+(:mod:`~dpkit.report.local_paths`). The parts live beside it: :mod:`~dpkit.report.ledger_accounting` (the ledger and every
 accountant's numbers), :mod:`~dpkit.report.summaries` (the document's own numbers),
 :mod:`~dpkit.report.rerun` (re-executing the recorded command) and
 :mod:`~dpkit.report.baselines` (the non-private baseline); this module assembles them.
@@ -37,6 +38,8 @@ from dpkit.report.ledger_accounting import (
     train_groups,
 )
 from dpkit.report.rerun import RERUN_RTOL, relative_difference, rerun_check, same_value
+from dpkit.report.local_paths import display_path, redact
+from dpkit.report.sandbox import RerunPolicy
 from dpkit.report.summaries import analyses, audit_summary, train_summary
 
 #: δ at which ε is tabulated for documents whose own δ is 0 (pure DP).
@@ -67,16 +70,41 @@ def privacy_unit(doc: Document, relation: str) -> str:
     return base
 
 
-def document_report(doc: Document, rerun: bool = True, baselines: dict[str, dict] | None = None) -> dict[str, Any]:
+#: What reading a field of the wrong type or shape raises: from a checked document, the document's fault.
+MALFORMED = (KeyError, AttributeError, TypeError, IndexError, ValueError, ArithmeticError, RecursionError)
+
+
+def malformed(source: str, error: BaseException) -> ValueError:
+    """The one-line error for a document whose fields a report cannot read."""
+    text = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+    return ValueError(f"{display_path(source)}: a malformed document: {text.splitlines()[0] if text else ''} (a field "
+                      f"the report reads is missing, out of range or of the wrong type)")
+
+
+def document_report(doc: Document, rerun: bool = True, baselines: dict[str, dict] | None = None,
+                    policy: RerunPolicy | None = None) -> dict[str, Any]:
     """The report section of one document (JSON-ready).
 
     ``baselines`` maps :func:`baseline_key` to non-private runs already seen (filled by
-    non-private ``train`` documents, used by private ones instead of a new baseline run).
+    non-private ``train`` documents, used by private ones instead of a new baseline run);
+    ``policy`` is what reruns may do (default: built-in code only).
+
+    Raises
+    ------
+    ValueError
+        The document has a field of the wrong type or shape (one line naming the document).
     """
-    baselines = {} if baselines is None else baselines
+    try:
+        return _document_report(doc, rerun, {} if baselines is None else baselines, policy)
+    except MALFORMED as error:
+        raise malformed(doc.source, error) from None
+
+
+def _document_report(doc: Document, rerun: bool, baselines: dict[str, dict],
+                     policy: RerunPolicy | None) -> dict[str, Any]:
     payload = doc.payload
     entry: dict[str, Any] = {
-        "source": doc.source,
+        "source": display_path(doc.source),
         "command": doc.command,
         "argv": doc.argv,
         "parameters": dict(doc.config),
@@ -87,11 +115,7 @@ def document_report(doc: Document, rerun: bool = True, baselines: dict[str, dict
         "notes": list(payload.get("notes", [])),
         "result": _result_fields(doc),
     }
-    again = None
-    if rerun:
-        entry["rerun"], again = rerun_check(doc)
-    else:
-        entry["rerun"] = {"performed": False, "matched": None, "fields": []}
+    entry["rerun"] = {"performed": False, "matched": None, "fields": []}  # the rerun comes last, so that a
     accountings: list[Mapping] = []
     events: list[Mapping] = []
     algorithms: list[str] = []
@@ -134,12 +158,16 @@ def document_report(doc: Document, rerun: bool = True, baselines: dict[str, dict
             algorithms.append(payload["algorithm"])
             datasets.append(payload["config"].get("data"))
             events += [e for _, items in train_groups(doc) for e, _ in items]
-            entry["training"] = _training(doc, again, baselines)
         else:
             events.append(payload["event"])
         entry["consistency"] = _consistency(doc, accounting, entry.get("certified"))
     entry["references"] = bibliography.keys_for(accountings=accountings, events=events, algorithms=algorithms,
                                                 audits=audits, datasets=datasets)
+    again = None  # malformed document is refused before any child process runs
+    if rerun:
+        entry["rerun"], again = rerun_check(doc, policy)
+    if doc.command == "train":
+        entry["training"] = _training(doc, again, baselines, policy)
     return entry
 
 
@@ -170,7 +198,8 @@ def _result_fields(doc: Document) -> dict[str, Any]:
     return {"epsilon lower bound": p["epsilon_lower_bound"], "violation": p["violation"]}
 
 
-def _training(doc: Document, again: Mapping | None, baselines: dict[str, dict]) -> dict[str, Any]:
+def _training(doc: Document, again: Mapping | None, baselines: dict[str, dict],
+              policy: RerunPolicy | None) -> dict[str, Any]:
     payload = doc.payload
     history = payload.get("history")
     source = "document"
@@ -186,7 +215,7 @@ def _training(doc: Document, again: Mapping | None, baselines: dict[str, dict]) 
         baseline = baselines[key]
         how = " ".join(arg for arg in baseline["argv"] if arg not in ("--json", "--quiet"))
     else:
-        baseline, how = (None, "") if history is None else nonprivate_history(doc)
+        baseline, how = (None, "") if history is None else nonprivate_history(doc, policy)
     return {"accuracy": payload["accuracy"], "history": history, "private": private, "history_source": source if history else None,
             "nonprivate": baseline, "nonprivate_argv": how}
 
@@ -236,20 +265,21 @@ def _nonprivate(doc: Document) -> bool:
     return doc.payload["guarantee"] is None and not any(items for _, items in train_groups(doc))
 
 
-def build_report(documents: Sequence[Document], rerun: bool = True) -> dict[str, Any]:
-    """The whole report (JSON-ready): one section per document, the references, the environment."""
+def build_report(documents: Sequence[Document], rerun: bool = True, policy: RerunPolicy | None = None) -> dict[str, Any]:
+    """The whole report (JSON-ready): one section per document, the references, the environment.
+    Reruns (if ``rerun``) follow ``policy`` (default: built-in code only)."""
     baselines: dict[str, dict] = {}
     # non-private runs first, so private runs on the same split reuse them as their baseline
     order = sorted(range(len(documents)), key=lambda i: not _nonprivate(documents[i]))
-    built = {i: document_report(documents[i], rerun, baselines) for i in order}
+    built = {i: document_report(documents[i], rerun, baselines, policy) for i in order}
     sections = [built[i] for i in range(len(documents))]
     keys = sorted({key for s in sections for key in s["references"]})
     reruns = [s["rerun"]["matched"] for s in sections if s["rerun"]["performed"]]
-    return {
+    return redact({  # no absolute path of the reader's machine in a report
         "title": "dpkit reproducibility report",
         "environment": environment(),
         "documents": sections,
         "references": keys,
         "rerun_matched": (all(reruns) if reruns else None),
         "report_hash": config_hash({"documents": [d.config_hash for d in documents]}),
-    }
+    })

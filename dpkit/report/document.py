@@ -24,6 +24,21 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
 }
 ENVELOPE_FIELDS = ("command", "argv", "config", "config_hash", "environment")
 
+#: Deepest nesting of arrays and objects a document may have (dpkit's own documents need 6).
+MAX_DEPTH = 64
+
+
+def nesting_depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests arrays/objects more than ``limit`` levels deep (iterative: no recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            if depth >= limit:
+                return True
+            stack.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return False
+
 
 @dataclass(frozen=True)
 class Document:
@@ -77,6 +92,8 @@ def document_from_dict(data: Any, source: str = "<dict>") -> Document:
     """
     if not isinstance(data, Mapping):
         raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
+    if nesting_depth_exceeds(data):
+        raise ValueError(f"{source}: arrays and objects nested deeper than {MAX_DEPTH} levels; not a dpkit document")
     envelope = data.get("dpkit")
     if not isinstance(envelope, Mapping):
         raise ValueError(
@@ -139,6 +156,9 @@ def load_document(path: str | Path) -> Document:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: arrays and objects nested deeper than {MAX_DEPTH} levels; not a dpkit document") \
+            from None
     return document_from_dict(data, str(path))
 
 

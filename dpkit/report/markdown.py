@@ -211,7 +211,11 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
         out.append("")
     rerun = doc["rerun"]
     out += ["### Rerun check", ""]
-    if not rerun["performed"]:
+    if rerun.get("skipped"):
+        out.append(f"**Skipped:** the command imports and runs code the document names "
+                   f"({', '.join(f'`{cell(m)}`' for m in rerun['skipped'])}); a report runs it only if the reader "
+                   f"trusts it: `dpkit report ... {cell(rerun['allow'])}`.")
+    elif not rerun["performed"]:
         out.append("Not performed (`--no-rerun`).")
     elif rerun.get("error"):
         out.append(f"**FAILED:** {cell(rerun['error'])}")
@@ -243,6 +247,11 @@ def render_markdown(report: Mapping[str, Any], plots: Mapping[str, str] | None =
     failed = sum(bool(doc["rerun"].get("error")) for doc in report["documents"])
     if failed:  # a command that could not run (e.g. an import failed) says nothing about its numbers
         verdict = f"**{failed} rerun(s) FAILED to run** (see each Rerun check)"
+    skipped = [doc["rerun"]["skipped"] for doc in report["documents"] if doc["rerun"].get("skipped")]
+    if skipped:
+        allow = " ".join(f"--trust-module {module}" for module in sorted({m for modules in skipped for m in modules}))
+        verdict += (f"; {len(skipped)} rerun(s) skipped because they run code the document names (allow with "
+                    f"`{cell(allow)}`)")
     lines += [f"Rerun check: {verdict}.", "", "## Software", "",
               table(["component", "version"], sorted(env.items())), ""]
     for index, doc in enumerate(report["documents"], start=1):

@@ -1,21 +1,21 @@
 """Rerun a document's recorded command line, safely, and compare the numbers it reproduces.
 
-Only the command a document records is run (never ``report`` or ``demo``), options that write
-are removed or refused, and the modules a rerun imports are listed first.
+Only the command a document records is run (never ``report`` or ``demo``), after dpkit's own
+parser has checked it; options that write are removed or refused, and the rerun runs in a child
+process under a :class:`~dpkit.report.sandbox.RerunPolicy`: code the document names runs only
+if the reader trusts its module (see :mod:`dpkit.report.sandbox`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import time
 from typing import Any, Mapping, Sequence
 
-
-from dpkit.commands.runner import parse, run_json
+from dpkit.commands.runner import parse
 from dpkit.report.document import Document
+from dpkit.report.sandbox import RerunPolicy, RerunSkipped, code_modules, rerun_plan, run_in_child
 
 #: The numbers a rerun must reproduce, per command.
 RERUN_FIELDS: dict[str, tuple[str, ...]] = {
@@ -25,6 +25,9 @@ RERUN_FIELDS: dict[str, tuple[str, ...]] = {
               "guarantee.ledger_hash", "epsilon_paper", "paper_claim.valid"),
     "audit": ("epsilon_lower_bound", "violation", "p_value"),
 }
+
+#: Longest error message a rerun check keeps (characters).
+MAX_ERROR = 500
 
 #: Relative tolerance under which rerun numbers count as reproduced (exact equality is reported too).
 RERUN_RTOL = 1e-9
@@ -41,6 +44,10 @@ RERUNNABLE = ("epsilon", "calibrate", "train", "audit")
 #: only; the parser refuses abbreviations) and refused if they survive.
 WRITING_OPTIONS = ("out",)
 
+#: Options removed from a recorded argv: those that write, and ``--workers`` (a rerun uses one
+#: process; the numbers do not depend on it).
+STRIPPED_OPTIONS = (*WRITING_OPTIONS, "workers")
+
 
 def _strip_out(argv: Sequence[str]) -> list[str]:
     out, skip = [], False
@@ -48,10 +55,10 @@ def _strip_out(argv: Sequence[str]) -> list[str]:
         if skip:
             skip = False
             continue
-        if arg in tuple(f"--{o}" for o in WRITING_OPTIONS):
+        if arg in tuple(f"--{o}" for o in STRIPPED_OPTIONS):
             skip = True
             continue
-        if arg.startswith(tuple(f"--{o}=" for o in WRITING_OPTIONS)):
+        if arg.startswith(tuple(f"--{o}=" for o in STRIPPED_OPTIONS)):
             continue
         out.append(arg)
     return out
@@ -78,6 +85,8 @@ def checked_argv(argv: Sequence[str], command: str | None = None) -> tuple[list[
     if argv[0] not in RERUNNABLE:
         raise ValueError(f"a report reruns only {', '.join(RERUNNABLE)}, not {argv[0]!r}")
     argv = _strip_out(argv)
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        raise ValueError("the document's argv asks for help or the version, not a run; refusing to rerun it")
     args = parse(argv)  # CommandError (a ValueError) with the parser's message
     if args.command != argv[0]:
         raise ValueError(f"the document's argv runs {args.command!r}, not {argv[0]!r}; refusing to rerun it")
@@ -88,37 +97,37 @@ def checked_argv(argv: Sequence[str], command: str | None = None) -> tuple[list[
 
 
 def code_to_import(argv: Sequence[str]) -> list[str]:
-    """The importable modules a rerun of ``argv`` would import and run (``audit --mechanism module:function``,
-    ``audit --pairs module:NAME``)."""
+    """The modules whose code a rerun of ``argv`` would import and run (``audit --mechanism module:function``,
+    ``audit --pairs module:NAME``, any ``module:NAME`` in the argv); empty if the argv does not pass the checks."""
+
     try:
-        _, args = checked_argv(argv)
+        argv, args = checked_argv(argv)
+        return code_modules(argv, args)
     except ValueError:
         return []
-    if args.command != "audit":
-        return []
-    specs = (getattr(args, "mechanism", None), getattr(args, "pairs", None))
-    return [spec for spec in specs if isinstance(spec, str) and ":" in spec]
 
 
-def run_argv(argv: Sequence[str], command: str | None = None) -> dict[str, Any]:
-    """Execute ``dpkit <argv>`` in-process and return its JSON object (``train`` also its full result).
+def run_argv(argv: Sequence[str], command: str | None = None, policy: RerunPolicy | None = None) -> dict[str, Any]:
+    """Execute ``dpkit <argv>`` in a child process and return its JSON object (``train`` also its full result,
+    under ``"_full"``).
 
-    ``argv`` goes through :func:`checked_argv` first; the only file written is ``train``'s full
-    result, into a private temporary directory.
+    ``argv`` goes through :func:`checked_argv`, then :func:`~dpkit.report.sandbox.rerun_plan`
+    under ``policy`` (default: no module trusted, the default time limit).
+
+    Raises
+    ------
+    RerunSkipped
+        The argv names code whose module ``policy`` does not trust (nothing was run).
+    ValueError
+        The argv was refused, or the rerun failed (``"rerun failed: ..."``).
     """
-    argv, _ = checked_argv(argv, command)
-    with tempfile.TemporaryDirectory() as tmp:
-        full_path = os.path.join(tmp, "full.json")
-        if argv[0] == "train":
-            argv += ["--out", full_path]
-        try:
-            result = run_json(argv)
-        except ValueError as error:
-            raise ValueError(f"rerun failed: {error}") from None
-        if os.path.exists(full_path):
-            with open(full_path, encoding="utf-8") as handle:
-                result["_full"] = json.load(handle)
-    return result
+    policy = RerunPolicy() if policy is None else policy
+    argv, args = checked_argv(argv, command)
+    plan = rerun_plan(argv, args, policy)
+    try:
+        return run_in_child(plan, policy, full_result=argv[0] == "train")
+    except ValueError as error:
+        raise ValueError(f"rerun failed: {error}") from None
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -151,19 +160,27 @@ def _field(payload: Mapping[str, Any], name: str) -> tuple[bool, Any]:
     return True, value
 
 
-def rerun_check(doc: Document) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def rerun_check(doc: Document, policy: RerunPolicy | None = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Re-execute the document's argv; compare its numbers and configuration hash.
 
     ``matched`` says whether the numbers were reproduced; ``config_hash_matched`` whether the
     rerun's full configuration (defaults included) is the same, and ``config_differences`` lists
     the options that differ (e.g. an option a newer dpkit added, with its default).
+    A rerun of code the reader has not trusted is skipped: ``performed`` is False, ``skipped``
+    names the modules and ``allow`` the options that allow it.
     Returns the check (JSON-ready) and the rerun's JSON object (``None`` if it failed).
     """
     start = time.perf_counter()
     try:
-        again = run_argv(doc.argv, doc.command)
+        again = run_argv(doc.argv, doc.command, policy)
+    except RerunSkipped as skipped:
+        return {"performed": False, "matched": None, "fields": [], "skipped": skipped.modules,
+                "allow": skipped.allow, "reason": str(skipped)}, None
     except (ValueError, TypeError, json.JSONDecodeError) as error:
-        return {"performed": True, "matched": False, "error": str(error), "fields": []}, None
+        text = str(error)  # one line, short: a document's 50 MB argument is not echoed back
+        text = text.splitlines()[0] if text.strip() else type(error).__name__
+        return {"performed": True, "matched": False, "fields": [],
+                "error": text if len(text) <= MAX_ERROR else text[:MAX_ERROR - 3] + "..."}, None
     fields = []
     for index, result in enumerate(doc.payload.get("results", [])):  # `dpkit epsilon --compare`
         new = again.get("results", [])[index] if index < len(again.get("results", [])) else {}

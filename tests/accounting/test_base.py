@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dpkit.accounting import events as ev
-from dpkit.accounting.base import Accountant, AccountingResult, UnsupportedEventError, flatten, round_outward
+from dpkit.accounting.base import Accountant, AccountingResult, UnsupportedEventError, flatten
+from dpkit.accounting.certify import round_outward
 from dpkit.accounting.neighbouring import NeighbouringRelation
 
 

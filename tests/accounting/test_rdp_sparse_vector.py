@@ -278,3 +278,18 @@ def test_order_search_finds_the_global_minimum_of_a_range_term_curve():
     standard = np.min(runs * (log_binomial / (alphas - 1) + (c + 1) * alphas / (2 * z * z)) + np.log(1 / delta) / (alphas - 1))
     event = GaussianSparseVectorEvent(threshold_sigma=z, query_sigma=z, max_queries=k, cutoff=c, monotonic=True)
     assert RDPAccountant().compose(event, runs).get_epsilon(delta).epsilon <= standard
+
+
+@pytest.mark.parametrize("alpha", [5.0, 20.0, 100.0])  # where m = c beats m = k (all queries shifted)
+def test_gaussian_range_term_for_cutoff_above_one_is_log_binomial(alpha):
+    """c = 4, k = 500: the curve pays log C(k, c)/(α − 1) (the counting argument of the module
+    docstring, C(k, c) c-subsets covering the outputs), not autodp's smaller c·log(k/c)/(α − 1).
+    Reference: log C(500, 4) in mpmath, the Gaussian terms α/(2z₁²) + c·α·2²/(2z₂²) (Mironov 2017,
+    Prop. 7; shift 2 for non-monotonic queries)."""
+    z1, z2, c, k = 10.0, 20.0, 4, 500
+    log_binomial = float(mpmath.log(mpmath.binomial(k, c)))
+    gaussian = alpha / (2 * z1 * z1) + c * alpha * 4 / (2 * z2 * z2)
+    value = rdp_gaussian_sparse_vector(alpha, z1, z2, c, k)
+    assert value == pytest.approx(gaussian + log_binomial / (alpha - 1), rel=1e-9)
+    assert value >= gaussian + log_binomial / (alpha - 1)
+    assert value - gaussian > c * math.log(k / c) / (alpha - 1)

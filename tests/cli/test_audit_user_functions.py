@@ -13,8 +13,6 @@ import contextlib
 import hashlib
 import io
 import json
-import os
-import subprocess
 import sys
 import textwrap
 
@@ -236,16 +234,17 @@ def test_report_rerun_of_a_user_function(user_module, tmp_path, monkeypatch):
     status, out, err = run_cli(audit_argv(f"{user_module}:count", "--pairs", "statdp-one", "--json", samples=40_000))
     assert status == EXIT_OK
     (tmp_path / "audit.json").write_text(out)
-    status, out, err = run_cli(["report", str(tmp_path / "audit.json"), "--out", str(tmp_path / "rep"), "--no-plots"])
+    # a document is data: its code reruns only when the reader trusts the module by name
+    status, out, err = run_cli(["report", str(tmp_path / "audit.json"), "--out", str(tmp_path / "rep0"), "--no-plots"])
+    assert status == EXIT_OK and "skipped" in out and f"--trust-module {user_module}" in err
+    status, out, err = run_cli(["report", str(tmp_path / "audit.json"), "--out", str(tmp_path / "rep"), "--no-plots",
+                                "--trust-module", user_module, "--trust-path", str(tmp_path)])
     assert status == EXIT_OK and "numbers reproduced" in out, err
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    # from another directory, in a fresh interpreter (as a user would run it): the module is not beside it
-    done = subprocess.run([sys.executable, "-m", "dpkit.cli.main", "report", str(tmp_path / "audit.json"), "--out",
-                           str(tmp_path / "rep2"), "--no-plots"], cwd=elsewhere, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": ""}, timeout=300)
-    assert done.returncode == EXIT_FAILURE, (done.stdout, done.stderr)
-    assert f"import of module {user_module!r} failed" in done.stdout
+    # trusted, but not installed and no --trust-path: the rerun does not import it from the current directory
+    status, out, err = run_cli(["report", str(tmp_path / "audit.json"), "--out", str(tmp_path / "rep2"), "--no-plots",
+                                "--trust-module", user_module])
+    assert status == EXIT_FAILURE, (out, err)
+    assert f"the trusted module {user_module!r} is not installed" in out
 
 
 def test_search_confirms_the_pair_it_found(user_module):

@@ -115,9 +115,12 @@ def test_free_text_methods_are_not_parsed():
     assert keys_for(accountings=[{"accountant": "rdp", "method": "Mironov 2017; Balle et al. 2020"}]) == []
 
 
-def test_unknown_reference_is_a_bug():
-    with pytest.raises(KeyError, match="nobody2099"):
+def test_unknown_reference_is_refused():
+    # a result's "references" may come from a document (data): an unknown or non-string key is refused by name
+    with pytest.raises(ValueError, match="nobody2099"):
         keys_for(accountings=[{"references": ["nobody2099"]}])
+    with pytest.raises(ValueError, match="not a key"):
+        keys_for(audits=[{"references": [["a list"]]}])
 
 
 @pytest.mark.parametrize("conversion", ["improved", "classic"])

@@ -57,6 +57,7 @@ from dpkit.accounting.events import (
     SparseVectorEvent,
 )
 from dpkit.accounting.analytic_gaussian import squared_multiplier_upper
+from dpkit.accounting.certify import certify, certify_array
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.pld import algebra, tilted
 from dpkit.accounting.pld.mechanisms import (
@@ -93,6 +94,28 @@ _MAX_DISCRETE_GAUSSIAN_SIGMA = 2e5
 _MAX_DISCRETE_LAPLACE_SENSITIVITY = 10**6
 #: Below this δ the FFT's absolute round-off (~1e-16) would swamp δ(ε): ε is found by tilting (:mod:`.tilted`).
 TILTED_BELOW = 1e-12
+#: :meth:`PLDAccountant.get_delta` recomputes δ(ε) by tilting when the untilted upper bound is below this.
+TILTED_DELTA_BELOW = 1e-9
+#: Grid points the lower end of sampling without replacement may use when the dominating pair's grid is smaller.
+_REALISABLE_POINTS = 2**17
+#: At most this many grid spacings are tried by the tilted paths.
+_TILTED_STEPS = 12
+
+
+def _next_factor(target: float, width: float, h: float, previous: tuple[float, float] | None) -> float:
+    """The factor for the next h, aiming at 85% of ``target``: width ∝ h^p, with p estimated from the
+    previous (h, width) when there is one (clamped to [1, 2]; 2 otherwise), the factor kept in [0.1, 0.7]
+    (a grid at most ten times finer per step, so that an unaffordable one is not built at once)."""
+    order = 2.0
+    if previous is not None and previous[1] > width > 0 and previous[0] > h:
+        order = min(2.0, max(1.0, math.log(previous[1] / width) / math.log(previous[0] / h)))
+    return min(0.7, max(0.1, (0.85 * target / width) ** (1.0 / order)))
+
+
+def _stalled(width: float, previous: tuple[float, float] | None) -> bool:
+    """Whether the last refinement left the width above 90% of the one before: the interval is then
+    limited by something a finer grid does not remove (round-off allowances, a first-order end)."""
+    return previous is not None and width > 0.9 * previous[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -367,17 +390,23 @@ class PLDAccountant(Accountant):
         self._cache[key] = composed
         return composed
 
-    def _realisable_lower(self, h: float, pairs) -> list[LossPmf] | None:
-        """Optimistic composed pmfs (remove and add directions) of :meth:`_realisable_pairs` at
-        spacing ``h``; their ε or δ is a certified lower bound on the true one. None if no leaf
-        is sampled without replacement."""
+    def _realisable_lower(self, composed: _Composed, pairs) -> list[LossPmf] | None:
+        """Optimistic composed pmfs (remove and add directions) of :meth:`_realisable_pairs`; their ε or δ
+        is a certified lower bound on the true one. None if no leaf is sampled without replacement.
+
+        The Poisson-type pairs often need the first-order fallback (error ∝ h), so their spacing is the
+        target width when that is finer than the dominating pair's h — but never a grid of more than
+        :data:`_REALISABLE_POINTS` points (or the dominating pair's own size), so that a fine target width
+        costs at most as much as the dominating pair's refinement did."""
         realisable = self._realisable_pairs(pairs)
         if realisable is None:
             return None
-        try:  # the Poisson-type pairs often need the first-order fallback: a finer grid if cheap
-            return self._optimistic_directions(min(h, self.target_width), realisable)
-        except GridTooLargeError:
+        budget = max(_REALISABLE_POINTS, composed.grid_points)
+        h = max(min(composed.h, self.target_width), composed.h * composed.grid_points / budget)
+        try:
             return self._optimistic_directions(h, realisable)
+        except GridTooLargeError:
+            return self._optimistic_directions(composed.h, realisable)
 
     def _optimistic_directions(self, h: float, pairs) -> list[LossPmf]:
         """The optimistic composed pmfs of the remove and add directions of ``pairs`` at spacing ``h``."""
@@ -556,7 +585,7 @@ class PLDAccountant(Accountant):
                          f">= delta (genuine infinite losses, grid tails and the FFT round-off allowance, which "
                          f"grows with the count); the PLD certifies no finite epsilon here: use the RDP "
                          f"accountant (--accountant rdp), which handles any count")
-        realisable = self._realisable_lower(composed.h, self._pairs())
+        realisable = self._realisable_lower(composed, self._pairs())
         if realisable is not None:
             notes.append(f"dominating pair of sampling without replacement (Zhu, Dong & Wang 2022, Prop. 30): "
                          f"its epsilon lies in [{lower:.9g}, {upper:.9g}]")
@@ -567,17 +596,19 @@ class PLDAccountant(Accountant):
         notes.append(f"certified interval [{lower:.9g}, {upper:.9g}], width {upper - lower if math.isfinite(upper) else math.inf:.3g}")
         return self._result(upper, delta, _METHOD, epsilon_lower=lower, notes=tuple(notes))
 
-    def _tilted_bound(self, pairs, h: float, tail: float, delta: float, pessimistic: bool) -> float | None:
+    def _tilted_bound(self, pairs, h: float, tail: float, delta: float, pessimistic: bool,
+                      guesses: dict[str, float] | None = None) -> float | None:
         """ε at ``delta`` by exponential tilting (:mod:`.tilted`), worse of both directions; None if
-        no lower bound is certified."""
+        no lower bound is certified. ``guesses`` (direction → ε from a coarser grid) places the saddle
+        point without a Chernoff search, and is updated with the new values; any guess gives valid bounds."""
         index = 0 if pessimistic else 1
         values = []
-        for direction in ("remove", "add") if any(add is not None for (_, add), _ in pairs) else ("remove",):
-            steps = []
-            for (remove, add), count in pairs:
-                loss = remove if direction == "remove" or add is None else add
-                steps.append((discretise(loss, h, tail, self.max_grid_points)[index], count))
-            values.append(tilted.tilted_epsilon(steps, delta, self.tail_mass, self.max_grid_points))
+        for direction, steps in zip(self._directions(pairs), self._tilted_steps(pairs, h, tail, pessimistic)):
+            guess = None if guesses is None else guesses.get(direction)
+            value = tilted.tilted_epsilon(steps, delta, self.tail_mass, self.max_grid_points, guess=guess)
+            if guesses is not None and value is not None and math.isfinite(value):
+                guesses[direction] = value
+            values.append(value)
         if pessimistic:
             return max(values)
         known = [v for v in values if v is not None]
@@ -587,7 +618,7 @@ class PLDAccountant(Accountant):
         """:meth:`get_epsilon` for δ < :data:`TILTED_BELOW`: exponential tilting, grid tails at δ·1e-10.
 
         h shrinks (as in :meth:`_refine`) until the width is at most ``target_width``, at most
-        five times, or until the grid would be too large.
+        :data:`_TILTED_STEPS` times, or until the grid would be too large.
         """
         pairs = self._pairs()
         total = sum(count for _, count in pairs)
@@ -601,11 +632,12 @@ class PLDAccountant(Accountant):
         else:
             h = self._initial_h(pairs, lattice, notes, tail)
         # Every h gives valid bounds: keep the smallest upper and the largest lower end seen.
-        upper, lower, last_h = math.inf, None, None
-        for _ in range(6):
+        upper, lower, last_h, previous = math.inf, None, None, None
+        guesses: dict[str, float] = {}
+        for _ in range(_TILTED_STEPS):
             try:
-                step_upper = self._tilted_bound(pairs, h, tail, delta, pessimistic=True)
-                step_lower = self._tilted_bound(pairs, h, tail, delta, pessimistic=False)
+                step_upper = self._tilted_bound(pairs, h, tail, delta, pessimistic=True, guesses=guesses)
+                step_lower = self._tilted_bound(pairs, h, tail, delta, pessimistic=False, guesses=dict(guesses))
             except GridTooLargeError as error:
                 notes.append(f"target width not reached: h={h:.3g} needs too many points ({error})")
                 break
@@ -617,7 +649,10 @@ class PLDAccountant(Accountant):
             width = upper - lower
             if width <= self.target_width:
                 break
-            factor = min(0.7, max(0.1, math.sqrt(0.85 * self.target_width / width)))
+            if _stalled(width, previous):
+                notes.append(f"target width not reached: refining h to {h:.3g} left the width at {width:.3g}")
+                break
+            factor, previous = _next_factor(self.target_width, width, h, previous), (h, width)
             new_h = self._aligned(lattice, h * factor)
             h = new_h if new_h < h else self._aligned(lattice, h / 2)
         if last_h is None:
@@ -658,21 +693,114 @@ class PLDAccountant(Accountant):
             width = upper - lower
             return (upper, lower), width / max(upper, 1e-300), width <= self.target_width * upper or width <= 1e-15
 
-        composed, (upper, lower), notes = self._refine(measure)
-        realisable = self._realisable_lower(composed.h, self._pairs())
+        pairs = self._pairs()
+        total = sum(count for _, count in pairs)
+        if self._chernoff_log_delta(pairs, self._start_h(pairs, []), np.array([epsilon]))[0] < math.log(
+                TILTED_DELTA_BELOW - total * self.tail_mass):
+            upper, lower, h = self._tiny_delta_delta(epsilon, 1.0, 0.0, notes := [])  # δ is certainly tiny
+            composed = None
+        else:
+            composed, (upper, lower), notes = self._refine(measure)
+            h = composed.h
+            if upper < TILTED_DELTA_BELOW:
+                upper, lower, h = self._tiny_delta_delta(epsilon, upper, lower, notes)
+        realisable = self._realisable_pairs(pairs)
         if realisable is not None:
             notes.append(f"dominating pair of sampling without replacement (Zhu, Dong & Wang 2022, Prop. 30): "
                          f"its delta lies in [{lower:.9g}, {upper:.9g}]; delta_lower is that of the worst-case "
                          "datasets of one step composed (Lebeda, Regehr, Kamath & Steinke 2024)")
-            lower = min(lower, max(pmf.delta(epsilon) for pmf in realisable))
+            if composed is None or upper < TILTED_DELTA_BELOW:
+                tail = self._tilted_tail(pairs, self._chernoff_log_delta(pairs, h, np.array([epsilon]))[0])
+                lower = min(lower, self._tilted_delta_bound(realisable, h, tail, epsilon, pessimistic=False))
+            else:
+                lower = min(lower, max(pmf.delta(epsilon) for pmf in self._realisable_lower(composed, pairs)))
         return self._result(epsilon, upper, _METHOD, delta_lower=lower, notes=tuple(notes))
+
+    def _start_h(self, pairs, notes: list[str]) -> float:
+        """The first spacing: ``value_discretization_interval`` if set, else :meth:`_initial_h`."""
+        if self.value_discretization_interval is not None:
+            return self.value_discretization_interval
+        return self._initial_h(pairs, self._lattice(pairs), notes)
+
+    @staticmethod
+    def _directions(pairs) -> tuple[str, ...]:
+        return ("remove", "add") if any(add is not None for (_, add), _ in pairs) else ("remove",)
+
+    def _tilted_steps(self, pairs, h: float, tail: float, pessimistic: bool) -> list[list[tuple[LossPmf, int]]]:
+        """For each direction, the (single-step pmf, count) pairs discretised at ``h`` with grid tail ``tail``."""
+        index = 0 if pessimistic else 1
+        return [[(discretise(remove if direction == "remove" or add is None else add, h, tail,
+                             self.max_grid_points)[index], count) for (remove, add), count in pairs]
+                for direction in self._directions(pairs)]
+
+    def _chernoff_log_delta(self, pairs, h: float, epsilons: np.ndarray) -> np.ndarray:
+        """log of the Chernoff bound min_λ E[e^{λ(S − ε)}] on the pessimistic composition at spacing ``h``
+        (worse direction), plus the +∞ atoms of the losses (not of the grid tails), for each ε: a cheap
+        estimate of the scale of δ(ε), at least δ(ε) up to the grid tails (``tail_mass`` per step)."""
+        infinity = max(sum(count * (loss.infinity_mass if add is None or direction == "remove" else add.infinity_mass)
+                           for (loss, add), count in pairs) for direction in self._directions(pairs))
+        log_finite = np.max([tilted.chernoff_log_delta(steps, epsilons)
+                             for steps in self._tilted_steps(pairs, h, self.tail_mass, True)], axis=0)
+        return np.logaddexp(log_finite, math.log(infinity)) if infinity > 0 else log_finite
+
+    def _tilted_tail(self, pairs, log_estimate: float) -> float:
+        """Grid tail per step for tilted δ(ε): 1e-10 of the estimate exp(``log_estimate``) of δ(ε), shared
+        over the steps (the tails go to the +∞ atom, which counts fully in δ)."""
+        total = sum(count for _, count in pairs)
+        return min(self.tail_mass, max(math.exp(max(float(log_estimate), -745.0)) * 1e-10 / total, 1e-320))
+
+    def _tilted_delta_bound(self, pairs, h: float, tail: float, epsilon: float, pessimistic: bool) -> float:
+        """δ at ``epsilon`` by exponential tilting (:func:`.tilted.tilted_delta`), worse of both directions
+        (the true δ is the larger direction's: the max of upper, or of lower, bounds)."""
+        return max(tilted.tilted_delta(steps, epsilon, tail, self.max_grid_points)
+                   for steps in self._tilted_steps(pairs, h, tail, pessimistic))
+
+    def _tiny_delta_delta(self, epsilon: float, upper: float, lower: float,
+                          notes: list[str]) -> tuple[float, float, float]:
+        """:meth:`get_delta` where the untilted upper bound is below :data:`TILTED_DELTA_BELOW`: exponential
+        tilting at the saddle point of ``epsilon``. h shrinks until ``delta − delta_lower ≤ target_width ·
+        delta`` (or the grid would be too large); every h gives valid bounds, so the smallest upper and the
+        largest lower end seen (the untilted ones included) are kept. Returns (upper, lower, last h)."""
+        pairs = self._pairs()
+        lattice = self._lattice(pairs)
+        fixed = self.value_discretization_interval
+        h = self._start_h(pairs, notes)
+        tail = self._tilted_tail(pairs, self._chernoff_log_delta(pairs, h, np.array([epsilon]))[0])
+        notes.append(f"delta below {TILTED_DELTA_BELOW:g}: composition by exponential tilting at the saddle point "
+                     f"of epsilon, tail masses in log space (grid tail {tail:.3g} per step)")
+        last_h, previous = h, None
+        for _ in range(_TILTED_STEPS):
+            try:
+                step_upper = self._tilted_delta_bound(pairs, h, tail, epsilon, pessimistic=True)
+                step_lower = self._tilted_delta_bound(pairs, h, tail, epsilon, pessimistic=False)
+            except GridTooLargeError as error:
+                notes.append(f"target width not reached: h={h:.3g} needs too many points ({error})")
+                break
+            upper, lower, last_h = min(upper, step_upper), max(lower, step_lower), h
+            width = (upper - lower) / upper if upper > 1e-300 else 0.0  # below 1e-300: δ = 0 to the bar's precision
+            if fixed is not None or width <= self.target_width:
+                break
+            if _stalled(width, previous):
+                notes.append(f"target width not reached: refining h to {h:.3g} left the relative width at "
+                             f"{width:.3g} (the lower end is limited by the optimistic construction's allowances)")
+                break
+            factor, previous = _next_factor(self.target_width, width, h, previous), (h, width)
+            new_h = self._aligned(lattice, h * factor)
+            h = new_h if new_h < h else self._aligned(lattice, h / 2)
+        else:
+            notes.append(f"target width not reached in {_TILTED_STEPS} refinements")
+        notes.append(f"tilted: value discretisation interval h={last_h:.6g}; certified interval "
+                     f"[{lower:.9g}, {upper:.9g}]")
+        return upper, lower, last_h
+
+    def _profile_h(self, pairs) -> float:
+        """The spacing of :meth:`delta_curve`: ``value_discretization_interval``, else 1e-3 (lattice-aligned)."""
+        h = self.value_discretization_interval
+        return self._aligned(self._lattice(pairs), 1e-3) if h is None else h
 
     def _profile_pmfs(self, pessimistic: bool) -> tuple[LossPmf, LossPmf]:
         pairs = self._pairs()
-        h = self.value_discretization_interval
-        if h is None:
-            h = self._aligned(self._lattice(pairs), 1e-3)
-        composed = self._compose_at(h, pairs)
+        composed = self._compose_at(self._profile_h(pairs), pairs)
         index = 0 if pessimistic else 1
         return composed.remove[index], composed.add[index]
 
@@ -680,17 +808,31 @@ class PLDAccountant(Accountant):
         """Upper ε at ``delta`` on the grid used by :meth:`delta_curve` (no refinement)."""
         delta = check_target_delta(delta)
         if not self._ledger or not self._pairs():
-            return 0.0
-        return max(p.epsilon(delta) for p in self._profile_pmfs(True))
+            return certify(0.0, noop=True)
+        return certify(max(p.epsilon(delta) for p in self._profile_pmfs(True)))
 
     def delta_curve(self, epsilons, *, pessimistic: bool = True):
         """δ(ε) on an array of ε ∈ ℝ (upper bound if ``pessimistic``, else lower bound), max of both directions.
 
         Uses ``value_discretization_interval`` if set, else h = 1e-3 (aligned to the lattice
-        of the atoms when there is one).
+        of the atoms when there is one). Where the FFT composition gives δ below
+        :data:`TILTED_DELTA_BELOW`, δ(ε) is recomputed at the same h by exponential tilting
+        (:func:`.tilted.tilted_delta`, relative precision down to δ = 1e-300, with its
+        round-off allowances), which replaces the FFT value there. The curve leaves through
+        :func:`~dpkit.accounting.certify.certify_array` (rounded outward).
         """
         eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
-        if not self._ledger or not self._pairs():
-            return np.maximum(0.0, -np.expm1(eps))  # identical distributions: δ(ε) = (1 − e^ε)_+
+        if not self._ledger or not self._pairs():  # identical distributions: δ(ε) = (1 − e^ε)_+
+            return certify_array(np.maximum(0.0, -np.expm1(eps)), upper=pessimistic, noop=True)
         pmfs = self._profile_pmfs(pessimistic)
-        return np.maximum(pmfs[0].delta_many(eps), pmfs[1].delta_many(eps))
+        values = np.maximum(pmfs[0].delta_many(eps), pmfs[1].delta_many(eps))
+        tiny = np.nonzero((values < TILTED_DELTA_BELOW) & (eps >= 0.0))[0]
+        if tiny.size:
+            pairs = self._pairs()
+            h = self._profile_h(pairs)
+            tail = self._tilted_tail(pairs, float(np.min(self._chernoff_log_delta(pairs, h, eps[tiny]))))
+            directions = self._tilted_steps(pairs, h, tail, pessimistic)
+            for i in tiny:
+                values[i] = max(tilted.tilted_delta(steps, float(eps[i]), tail, self.max_grid_points)
+                                for steps in directions)
+        return certify_array(values, upper=pessimistic)

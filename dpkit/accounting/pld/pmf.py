@@ -73,17 +73,36 @@ class LossPmf:
         """Relative float round-off allowance of a sum over this grid (pairwise summation)."""
         return (16.0 + math.log2(max(2, self.size))) * 2.0**-53
 
+    @functools.cached_property
+    def _loss_error(self) -> float:
+        """Absolute error bound of a computed grid loss ``shift + k h`` (two roundings, a few ulps).
+
+        A loss off by e moves a term p (1 − e^{ε − l}) by at most p·e, so δ(ε) moves by at most e
+        times the mass with loss above ε − e (:meth:`_slack`), and the crossing ε(δ) by at most e."""
+        if not self.size:
+            return 0.0
+        return 4.0 * 2.0**-52 * (abs(self.shift) + max(abs(float(self.losses[0])), abs(float(self.losses[-1]))))
+
+    def _slack(self, epsilons: np.ndarray) -> np.ndarray:
+        """Absolute allowance on δ(ε) for the errors of the inputs of the sum: every mass is off by up to
+        :attr:`_roundoff` relative to the mass it was split from (a neighbouring cell's at most) and every
+        loss by :attr:`_loss_error`, so both are paid on the mass with loss above ε − h − (loss error)."""
+        s1 = np.concatenate((np.cumsum(self.probs[::-1])[::-1], [0.0]))
+        edge = np.asarray(epsilons, dtype=float) - self.h - self._loss_error
+        return (self._roundoff + self._loss_error) * s1[np.searchsorted(self.losses, edge, side="right")]
+
     def delta(self, epsilon: float) -> float:
         """δ(ε) of this pmf (upper bound if pessimistic, lower bound if optimistic), with the
-        float round-off of the sum allowed for in the safe direction."""
+        float round-off of the sum and of the grid losses allowed for in the safe direction."""
         losses = self.losses
         mask = losses > epsilon
         value = float(np.sum(self.probs[mask] * -np.expm1(epsilon - losses[mask])))
+        slack = float(self._slack(np.array([epsilon]))[0])
         value += self.infinity_mass
         if self.pessimistic:
-            value *= 1.0 + self._roundoff
+            value = value * (1.0 + self._roundoff) + slack
         else:
-            value = value * (1.0 - self._roundoff) - self.deficit
+            value = value * (1.0 - self._roundoff) - slack - self.deficit
         return min(1.0, max(0.0, value))
 
     def _tail_sums(self) -> tuple[np.ndarray, np.ndarray]:
@@ -112,12 +131,15 @@ class LossPmf:
         s1, log_s2 = self._tail_sums()
         first = np.searchsorted(self.losses, eps, side="right")  # first grid loss > ε
         with np.errstate(over="ignore", invalid="ignore"):
-            values = s1[first] - np.exp(np.minimum(eps + log_s2[first], 1.0))
+            subtrahend = np.exp(np.minimum(eps + log_s2[first], 1.0))
+            values = s1[first] - subtrahend
+        # δ = S1 − e^ε S2 cancels: its round-off is relative to S1 + e^ε S2, not to δ.
+        slack = self._roundoff * (s1[first] + subtrahend) + 1e-16 * s1[first] + self._slack(eps)
         values = np.maximum(values, 0.0) + self.infinity_mass
         if self.pessimistic:
-            values = values * (1.0 + self._roundoff) + 1e-16 * s1[first]
+            values = values * (1.0 + self._roundoff) + slack
         else:
-            values = values * (1.0 - self._roundoff) - 1e-16 * s1[first] - self.deficit
+            values = values * (1.0 - self._roundoff) - slack - self.deficit
         return np.clip(values, 0.0, 1.0)
 
     def epsilon(self, delta: float) -> float:
@@ -141,22 +163,28 @@ class LossPmf:
         if delta_at_zero <= delta:
             return 0.0
         # Sums strictly above grid point j: index j + 1 of the inclusive tail sums.
+        # δ = A − e^ε B cancels: its round-off is relative to A, not to δ. A pessimistic pmf
+        # solves with A and B moved apart by that round-off (δ over-estimated), an optimistic one
+        # with them moved together; the loss error then moves the crossing by at most e.
+        r = self._roundoff if self.pessimistic else -self._roundoff
         s1, log_s2 = s1_all[1:], log_s2_all[1:]
         with np.errstate(over="ignore", invalid="ignore"):
-            deltas = s1 - np.exp(np.minimum(losses + log_s2, 1.0)) + extra
+            deltas = s1 * (1.0 + r) - np.exp(np.minimum(losses + log_s2, 1.0)) * (1.0 - r) + extra
         candidates = np.nonzero((losses >= 0.0) & (deltas <= delta))[0]
-        if candidates.size == 0:  # pragma: no cover - the top grid point always has δ = extra < delta
-            return math.inf
+        if candidates.size == 0:  # the top grid point has δ = extra < delta unless round-off says otherwise
+            return math.inf if self.pessimistic else float(losses[-1])
         j = int(candidates[0])
         # On [max(0, l_{j-1}), l_j], δ(ε) = A − e^ε B with the sums above index j − 1.
-        a_sum = float(s1_all[j]) + extra
-        log_b = float(log_s2_all[j])
+        a_sum = float(s1_all[j]) * (1.0 + r) + extra
+        log_b = float(log_s2_all[j]) + math.log1p(-r)
         lower_end = float(losses[j - 1]) if j > 0 else -math.inf
         if not math.isfinite(log_b) or a_sum <= delta:
             value = lower_end if j > 0 else float(losses[j])
         else:
             value = math.log(a_sum - delta) - log_b
+            value += (1.0 if self.pessimistic else -1.0) * 4.0 * 2.0**-53 * (abs(value) + abs(log_b))
         value = min(max(value, lower_end), float(losses[j]))
+        value += self._loss_error if self.pessimistic else -self._loss_error
         value = max(value, 0.0)
         return math.nextafter(value, math.inf if self.pessimistic else -math.inf) if value > 0 else 0.0
 

@@ -1,4 +1,4 @@
-"""ε at tiny δ (down to 1e-300): composition of discretised losses under exponential tilting.
+"""ε at tiny δ and δ(ε) down to 1e-300: composition of discretised losses under exponential tilting.
 
 The FFT composition of :mod:`.algebra` has an absolute round-off of about 1e-16 times the
 largest mass, so the upper tail that decides δ(ε) for δ ≪ 1e-15 drowns in round-off (and the
@@ -26,8 +26,8 @@ from scipy import special
 from dpkit.accounting.pld import algebra
 from dpkit.accounting.pld.pmf import LossPmf
 
-#: The tilted error term may add at most this fraction of δ (s₀ is placed accordingly).
-_ERROR_SHARE = 1e-6
+#: The tilted error term may add at most these fractions of δ, tried in turn (s₀ is placed accordingly).
+_ERROR_SHARES = (1e-6, 1e-3, 0.1)
 
 
 def _finite(pmf: LossPmf) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +93,13 @@ def chernoff_epsilon(steps, delta: float) -> float:
     return best
 
 
+def chernoff_log_delta(steps, epsilons: np.ndarray) -> np.ndarray:
+    """min over λ of K(λ) − λε ≥ log P(S > ε) ≥ log δ(ε) for each ε (finite part; a first estimate of δ's scale)."""
+    lams = np.geomspace(1e-3, 1e4, 71)
+    k = np.array([_cumulants(steps, float(lam))[0] for lam in lams])
+    return np.min(k[:, None] - lams[:, None] * np.atleast_1d(epsilons)[None, :], axis=0)
+
+
 def _tilted_composition(steps, lam: float, tail: float, max_points: int) -> tuple[LossPmf, float]:
     """The composed λ-tilted pmf (its ``infinity_mass`` is the dropped/round-off tilted mass D) and K(λ)."""
     composed = []
@@ -120,16 +127,12 @@ def tilted_epsilon(steps: list[tuple[LossPmf, int]], delta: float, tail: float, 
     optimistic steps give a lower bound, or None when no non-trivial one can be certified.
     """
     pessimistic = steps[0][0].pessimistic
-    log_finite = sum(count * math.log1p(-min(pmf.infinity_mass, 1.0)) if pmf.infinity_mass < 1.0 else -math.inf
-                     for pmf, count in steps)
-    infinity = -math.expm1(log_finite)
-    deficit = sum(count * pmf.deficit for pmf, count in steps)
+    infinity, deficit, top = _atoms(steps)
     if pessimistic and infinity >= delta:
         return math.inf
     if not pessimistic and deficit >= delta:
         return None
-    # No finite loss exceeds the sum of the steps' largest ones: above it δ(ε) is the +∞ mass alone.
-    top = sum(count * float(pmf.losses[np.nonzero(pmf.probs)[0][-1]]) for pmf, count in steps)
+    # No finite loss exceeds ``top``, the sum of the steps' largest ones: above it δ(ε) is the +∞ mass alone.
     if guess is None or not math.isfinite(guess):
         guess = min(chernoff_epsilon(steps, delta), top)
     answer = None
@@ -138,30 +141,135 @@ def tilted_epsilon(steps: list[tuple[LossPmf, int]], delta: float, tail: float, 
         composed, k_total = _tilted_composition(steps, lam, tail, max_points)
         answer = _solve(composed, k_total, lam, delta, infinity, deficit, pessimistic)
         if pessimistic:
-            answer = min(answer, math.nextafter(max(top, 0.0), math.inf))
+            answer = min(answer, math.nextafter(max(_top_range(steps)[1], 0.0), math.inf))
         if answer is None or not math.isfinite(answer):
-            return answer
+            break
         spread = math.sqrt(max(_cumulants(steps, lam)[2], 1e-300))
         if abs(answer - guess) <= 2.0 * spread:
             break
         guess = answer
-    return answer
+    if pessimistic:
+        return answer
+    atom = _top_atom_epsilon(steps, _top_range(steps)[0], delta, deficit)
+    if answer is None or atom is None:
+        return answer if atom is None else atom
+    return max(answer, atom)
+
+
+def _top_atom_epsilon(steps, top: float, delta: float, deficit: float) -> float | None:
+    """A lower bound on ε at ``delta`` from the top atom alone (optimistic steps), or None; ``top`` is the
+    lower end of :func:`_top_range` (placing the atom lower only lowers δ).
+
+    The composed loss equals ``top`` only when every step is at its largest loss, so
+    P(S = top) = m = Π pᵢ^{cᵢ} exactly (pᵢ the top masses), no FFT involved, and
+    δ(ε) ≥ m(1 − e^{ε − top}) − deficit. For ε′ < top + log(1 − (δ + deficit)/m) this exceeds δ,
+    so that value bounds ε from below. It is what certifies ε when δ is below the FFT's round-off
+    relative to the top atom (a pure-DP or subsampled Laplace composition at δ = 1e-50: ε is the
+    largest loss to within 1e-40)."""
+    log_m = sum(count * math.log(float(pmf.probs[np.nonzero(pmf.probs)[0][-1]])) for pmf, count in steps)
+    log_m += math.log1p(-1e-12)  # the float log-sum, rounded down
+    ratio = (delta + deficit) / math.exp(log_m) if log_m > -745.0 else math.inf
+    if ratio >= 1.0:
+        return None
+    value = top + math.log1p(-ratio)
+    return math.nextafter(value, -math.inf) if value > 0 else None
+
+
+def _top_range(steps) -> tuple[float, float]:
+    """An interval around the largest finite composed loss Σ cᵢ·lᵢ: each grid loss shift + k h is a float
+    (a few ulps off the grid point it stands for) and so is the sum; the ends are moved by that error so
+    that "no loss above top" stays true (upper end) and the top atom is not placed too high (lower end)."""
+    tops = [(count, float(pmf.losses[np.nonzero(pmf.probs)[0][-1]]), abs(pmf.shift)) for pmf, count in steps]
+    top = sum(count * loss for count, loss, _ in tops)
+    error = 8.0 * 2.0**-53 * sum(count * (abs(loss) + shift) for count, loss, shift in tops) + 2.0**-52 * abs(top)
+    return top - error, top + error
+
+
+def _atoms(steps) -> tuple[float, float, float]:
+    """(mass of the composed +∞ atom, composed deficit, largest finite composed loss) of ``steps``."""
+    log_finite = sum(count * math.log1p(-min(pmf.infinity_mass, 1.0)) if pmf.infinity_mass < 1.0 else -math.inf
+                     for pmf, count in steps)
+    deficit = sum(count * pmf.deficit for pmf, count in steps)
+    top = sum(count * float(pmf.losses[np.nonzero(pmf.probs)[0][-1]]) for pmf, count in steps)
+    return -math.expm1(log_finite), deficit, top
+
+
+def tilted_delta(steps: list[tuple[LossPmf, int]], epsilon: float, tail: float, max_points: int) -> float:
+    """Certified δ(ε) of the composition of ``steps`` (as in :func:`tilted_epsilon`), by exponential tilting.
+
+    λ is the saddle point at ε (the tilted composition has its mean there, where the FFT resolves
+    it to relative precision), and
+
+        δ(ε) = Σ_{s > ε} P(S = s)(1 − e^{ε − s}) + p_∞ = e^{A}(1 − e^{ε + B − A}) + p_∞,
+
+    with A = log Σ_{s>ε} P(S = s), B = log Σ_{s>ε} P(S = s) e^{−s} summed in log space from the
+    untilted log-masses log r_s − λs + K(λ). Tilted mass the composition drops or mis-rounds (D)
+    adds at most D e^{K − λε} (every s ≥ ε has e^{−λs} ≤ e^{−λε}); it is added to the upper bound
+    and subtracted from the lower one, as are the relative round-off of the sums and of untilting.
+    Pessimistic steps give an upper bound, optimistic steps a lower bound (≥ 0).
+    """
+    pessimistic = steps[0][0].pessimistic
+    infinity, deficit, _ = _atoms(steps)
+    top_low, top_high = _top_range(steps)
+    if epsilon >= (top_high if pessimistic else top_low):  # no finite loss exceeds ε: only the +∞ atoms count
+        return min(1.0, infinity) if pessimistic else max(0.0, infinity - deficit)
+    lam = _saddle(steps, epsilon)
+    composed, k_total = _tilted_composition(steps, lam, tail, max_points)
+    losses, log_r = _finite(composed)
+    log_p = log_r - lam * losses + k_total
+    cancellation = lam * float(np.max(np.abs(losses))) + abs(k_total) + float(np.max(np.abs(log_r)))
+    roundoff = (16.0 + math.log2(max(2, composed.size)) + 4.0 * cancellation) * 2.0**-53
+    error = composed.infinity_mass * math.exp(min(700.0, k_total - lam * epsilon))
+    above = losses > epsilon
+    if not np.any(above):
+        finite = 0.0
+    else:
+        log_a = float(special.logsumexp(log_p[above]))
+        log_b = float(special.logsumexp(log_p[above] - losses[above]))
+        # gap = ε + B − A ≤ 0, a difference of log-sums each off by a few ulps of its size.
+        uncertainty = 64.0 * 2.0**-53 * (abs(epsilon) + abs(log_b) + abs(log_a) + 1.0)
+        gap = epsilon + log_b - log_a
+        gap = min(gap - uncertainty if pessimistic else gap + uncertainty, 0.0)
+        finite = math.exp(log_a + math.log(-math.expm1(gap))) if gap < 0 else 0.0
+    if pessimistic:
+        return min(1.0, math.nextafter(finite * (1.0 + roundoff) + error + infinity, math.inf))
+    lower = finite * (1.0 - roundoff) - error - deficit + infinity
+    # The top atom alone (see _top_atom_epsilon): P(S = top) = Π pᵢ^{cᵢ}, exactly.
+    log_m = sum(count * math.log(float(pmf.probs[np.nonzero(pmf.probs)[0][-1]])) for pmf, count in steps)
+    atom = math.exp(log_m + math.log1p(-1e-12)) * -math.expm1(epsilon - top_low) if log_m > -745.0 else 0.0
+    lower = max(lower, atom * (1.0 - 1e-12) - deficit + infinity)
+    return max(0.0, math.nextafter(lower, -math.inf))
 
 
 def _solve(composed: LossPmf, k_total: float, lam: float, delta: float, infinity: float, deficit: float,
            pessimistic: bool) -> float | None:
-    """Smallest ε ≥ s₀ with the bounded δ(ε) ≤ ``delta`` on the untilted composition (log space)."""
+    """Smallest ε ≥ s₀ with the bounded δ(ε) ≤ ``delta`` on the untilted composition (log space).
+
+    The error term's share of δ is tried at :data:`_ERROR_SHARES` in turn (every share gives a
+    valid bound, as the term is charged to the budget): a small share keeps the bound tight, a
+    larger one moves s₀ down when the mass sits at the top of the loss range (λ large, ε just
+    below the largest loss), where e^{K − λs} grows fast below the top."""
+    for share in _ERROR_SHARES:
+        answer = _solve_at_share(composed, k_total, lam, delta, infinity, deficit, pessimistic, share)
+        if answer is not None and math.isfinite(answer):
+            return answer
+    return answer
+
+
+def _solve_at_share(composed: LossPmf, k_total: float, lam: float, delta: float, infinity: float, deficit: float,
+                    pessimistic: bool, share: float) -> float | None:
+    """:func:`_solve` with the error term at most ``share`` · δ from s₀ up."""
     losses, log_r = _finite(composed)
     log_p = log_r - lam * losses + k_total  # log P(S = s) of the finite part
     dropped = composed.infinity_mass
     # Sum round-off, plus the cancellation of untilting (log P = log r − λs + K) in log space.
     cancellation = lam * float(np.max(np.abs(losses))) + abs(k_total) + float(np.max(np.abs(log_r)))
     roundoff = (16.0 + math.log2(max(2, composed.size)) + 4.0 * cancellation) * 2.0**-53
-    # s₀: from here up, the error term D e^{K − λ s} is at most _ERROR_SHARE · δ.
+    # s₀: from here up, the error term D e^{K − λ s} is at most share · δ.
     s0 = -math.inf
     error = 0.0
     if dropped > 0 and lam > 0:
-        s0 = (k_total + math.log(dropped) - math.log(_ERROR_SHARE * delta)) / lam
+        s0 = (k_total + math.log(dropped) - math.log(share * delta)) / lam
         error = dropped * math.exp(min(700.0, k_total - lam * s0))
     elif dropped > 0:
         error = dropped * math.exp(min(700.0, k_total))
@@ -182,7 +290,7 @@ def _solve(composed: LossPmf, k_total: float, lam: float, delta: float, infinity
     with np.errstate(divide="ignore", invalid="ignore"):
         raw = losses + b[1:] - a[1:]
         gap = np.minimum(raw - uncertainty if pessimistic else raw + uncertainty, 0.0)
-        log_delta_at = a[1:] + np.log(-np.expm1(gap))
+        log_delta_at = np.where(np.isneginf(a[1:]), -np.inf, a[1:] + np.log(-np.expm1(gap)))  # no mass above: δ = 0
     ok = (losses >= max(0.0, s0)) & (log_delta_at <= log_budget)
     candidates = np.nonzero(ok)[0]
     if candidates.size == 0:
