@@ -24,6 +24,7 @@ _.gdp_mu_for  # accounting.gdp: largest μ meeting (ε, δ)
 _.tradeoff_curve  # accounting.gdp: f-DP trade-off curve of an event or accountant
 # Result fields: how a number was obtained (docs/accounting.md); set by keyword, read by users.
 _.order_on_boundary  # accounting.base.AccountingResult: the optimal Rényi order hit the grid's edge
+_.delta_lower  # accounting.base.AccountingResult: the certified lower end of δ (get_delta)
 _.epsilon_i3  # algorithms.pp_admm: Ding et al. 2020's ε_i3, shown in docs/reproductions/000.md
 # The mechanism contract (docs/mechanisms.md): whether the sampler is safe in floating point.
 _.floating_point_safe
@@ -41,6 +42,8 @@ _.as_predicted
 _.ceiling
 _.audit_seed
 _.quick
+# report.rerun: which modules a rerun of an argv would import (shown to the user; tests/cli/test_safety.py).
+_.code_to_import
 # The exit-code table of every command, the one source of the table in docs/index.md.
 _.EXIT_CODES
 # Not dead (vulture cannot see it): numpy array flags and a generated docstring.

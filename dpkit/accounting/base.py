@@ -140,7 +140,7 @@ class Accountant(abc.ABC):
     margin_included: ClassVar[bool] = False
     """True when the accountant's own final step already moves ε and δ outwards by a relative
     margin of at least :data:`~dpkit.accounting.certify.OUTWARD_MARGIN` (the RDP and zCDP conversions add 2⁻⁴⁰); otherwise
-    the base class rounds every outermost result outwards (:func:`round_result_outward`)."""
+    the base class rounds every outermost result outwards (:func:`~dpkit.accounting.certify.certify_result`)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -283,15 +283,6 @@ _QUERY_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("dpkit_accoun
 """Nesting depth of ``get_epsilon``/``get_delta`` calls: only the outermost query certifies its result
 (:func:`~dpkit.accounting.certify.certify_result`), so an accountant that asks other accountants
 (e.g. the tightest one) rounds once."""
-
-
-def round_result_outward(result: AccountingResult, method_name: str) -> AccountingResult:
-    """The computed side of ``result`` certified by :func:`~dpkit.accounting.certify.certify_result`.
-
-    ``get_epsilon``: ε up and ``epsilon_lower`` down (δ is the caller's target and is kept);
-    ``get_delta``: δ up (capped at 1) and ``delta_lower`` down (ε is the caller's target).
-    """
-    return certify_result(result, method_name)
 
 
 def _guard_extreme(method: Any, method_name: str) -> Any:

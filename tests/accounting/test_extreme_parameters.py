@@ -31,8 +31,23 @@ def test_tiny_laplace_scale_pld():
 
 
 def test_ordinary_parameters_are_unchanged():
+    # 10 Gaussians of σ = 1 are exactly √10-GDP (Dong, Roth & Su 2022, Cor. 3.3); the RDP answer must lie between
+    # the exact ε (Cor. 2.13, mpmath root) and Mironov's conversion of the RDP curve 5α (Mironov 2017, Prop. 3),
+    # minimised over α in mpmath: the guard against extreme parameters leaves ordinary ones untouched
+    import mpmath
+
     result = make_accountant("rdp").compose(GaussianEvent(1.0), 10).get_epsilon(1e-5)
     assert math.isfinite(result.epsilon) and not any("no finite" in n for n in result.notes)
+    with mpmath.workdps(40):
+        mu = mpmath.sqrt(10)
+
+        def delta(eps):
+            return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+        exact = mpmath.findroot(lambda e: delta(e) - mpmath.mpf("1e-5"), 15)
+        alpha = 1 + mpmath.sqrt(mpmath.log(1e5) / 5)  # the minimiser of 5α + log(1/δ)/(α − 1)
+        mironov = 5 * alpha + mpmath.log(1e5) / (alpha - 1)
+    assert exact <= result.epsilon <= mironov
 
 
 def test_gaussian_whose_square_underflows_still_gets_a_sound_epsilon():

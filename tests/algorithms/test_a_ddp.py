@@ -300,3 +300,10 @@ def test_scenario_runs_the_real_upload(monkeypatch):
     sc = make_scenario("a-ddp")
     out = sc.mechanism(sc.pairs[0][0], 7, np.random.default_rng(0))
     assert calls == [7] and out.shape == (7, 1)
+    # At w = 0 the logistic gradient of (4C e₁, ±1) is ∓2C e₁, clipped to ∓C e₁ (Alg. 1), plus N(0, σ²) with
+    # σ the analytic-Gaussian σ for (1, 1e-5) at sensitivity C (Balle & Wang 2018, Thm 8; root found in mpmath)
+    clip = 3.0
+    sigma = clip / float(mp.findroot(lambda mu: delta_g_mp(1.0, mu) - mp.mpf("1e-5"), 0.27))
+    for database, centre in zip(sc.pairs[0], (-clip, clip)):
+        draws = sc.mechanism(database, 20_000, np.random.default_rng(1))[:, 0]
+        assert stats.kstest(draws, stats.norm(centre, sigma).cdf).pvalue > 0.001
