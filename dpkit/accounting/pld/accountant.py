@@ -18,7 +18,8 @@ certified interval, shrink h (the width is second order in h) until the width is
 ``target_width`` or the grid would exceed ``max_grid_points`` (then the achieved width is
 reported in ``notes``). The first h is raised up front when a coarse estimate of the composed
 loss range says a finer grid could not fit. With ``value_discretization_interval`` set, that h
-is used as given. Below δ = 1e-12, ε is computed by exponential tilting (:mod:`.tilted`).
+is used as given. Below δ = 1e-12, ε is computed by exponential tilting (:mod:`.tilted`); so is
+δ(ε) where it is below 1e-9 (:meth:`PLDAccountant.get_delta`, :meth:`PLDAccountant.delta_curve`).
 """
 
 from __future__ import annotations
@@ -190,7 +191,9 @@ class PLDAccountant(Accountant):
     μ = √Σ(Δᵢ/σᵢ)² before discretising.
 
     Below δ = :data:`TILTED_BELOW` :meth:`get_epsilon` composes by exponential tilting
-    (:mod:`.tilted`), which keeps ε finite and certified down to δ = 1e-300.
+    (:mod:`.tilted`), which keeps ε finite and certified down to δ = 1e-300; :meth:`get_delta` and
+    :meth:`delta_curve` do the same where δ(ε) is below :data:`TILTED_DELTA_BELOW`. Both tilted
+    paths refine h to ``target_width``.
 
     References
     ----------
