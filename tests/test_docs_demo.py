@@ -27,7 +27,7 @@ def _demo_paragraphs() -> list[tuple[str, str]]:
             flat = " ".join(paragraph.split())
             if flat.startswith("```"):
                 continue
-            names_demo = re.search(r"(?<![-\w])demo\b(?!-)", flat, re.I)
+            names_demo = re.search(r"\bthe demo\b|`?dpkit demo\b", flat, re.I)
             before_demo_command = i + 1 < len(paragraphs) and re.search(r"```\w*\n.*\bdpkit demo\b", paragraphs[i + 1])
             if (names_demo or before_demo_command) and re.search(r"\btrain(s|ing)?\b[^.]*? on ", flat, re.I):
                 found.append((page.name, flat))
