@@ -28,6 +28,7 @@ from scipy import optimize
 from dpkit._validation import check_nonnegative, check_real
 from dpkit.accounting import rdp_mechanisms as rm
 from dpkit.accounting import rdp_sparse_vector as rsv
+from dpkit.accounting.certify import certified
 from dpkit.accounting.base import (
     Accountant,
     AccountingResult,
@@ -391,6 +392,7 @@ def _check_pairs(orders: Sequence[float], rdp: Sequence[float]) -> tuple[list[fl
     return [a for a, _ in pairs], [r for _, r in pairs]
 
 
+@certified("epsilon")
 def rdp_to_epsilon(
     orders: Sequence[float], rdp: Sequence[float], delta: float, conversion: str = "improved"
 ) -> tuple[float, float]:
@@ -411,6 +413,7 @@ def rdp_to_epsilon(
     return _safe_up(max(eps[best], 0.0)), order_list[best]
 
 
+@certified("delta")
 def rdp_to_delta(
     orders: Sequence[float], rdp: Sequence[float], epsilon: float, conversion: str = "improved"
 ) -> tuple[float, float]:
