@@ -213,7 +213,8 @@ def _check_delta(kind: Kind, x: float, count: int, epsilon: float, result) -> No
     delta = result.delta
     assert not math.isnan(delta) and 0.0 < delta <= 1.0, f"delta={delta!r} for a release"
     if kind.reference is not None:
-        assert delta >= kind.reference(x, count, epsilon), f"delta={delta!r} below the reference"
+        # (a reference δ near 1 may exceed 1 by its last digit: δ = 1 is the largest value there is)
+        assert delta >= min(kind.reference(x, count, epsilon), 1), f"delta={delta!r} below the reference"
 
 
 @pytest.mark.parametrize("accountant,kind", SUPPORTED, ids=[f"{a}-{k.name}" for a, k in SUPPORTED])
