@@ -171,7 +171,7 @@ class BasicOdometer:
         if math.isinf(epsilon):
             notes += (f"sum of step deltas {spent_delta:.6g} exceeds delta={self.delta:.6g}: no finite bound",)
         return OdometerGuarantee(
-            epsilon=certify(epsilon, noop=not self.steps),
+            epsilon=certify(epsilon, noop=not self.steps, margin=False),  # an exact sum rounded up: no margin needed
             delta=self.delta,
             steps=self.steps,
             spent_epsilon=spent_eps,
