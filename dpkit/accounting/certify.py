@@ -186,13 +186,13 @@ def certify_result(result: T, query: str, *, noop: bool = False, margin: bool = 
 
 
 def certified(kind: str = "epsilon", *, upper: bool = True, noop: Callable[..., bool] | None = None,
-              fields: dict[str, tuple[str, bool]] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+              fields: dict[str, tuple[str, bool]] | None = None, margin: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: the function's result leaves through :func:`certify`.
 
     A float result is certified as ``kind`` (``upper`` end); a tuple's first entry likewise (e.g.
     ``(epsilon, order)``); with ``fields`` (name → (kind, upper)), those fields of a dataclass result
     are. ``noop`` receives the call's arguments and says whether nothing was released (then a 0 is
-    exact). The wrapper is marked ``_dpkit_certified`` (the test suite checks every public ε/δ
+    exact); ``margin=False`` for a function whose own last step already adds :data:`OUTWARD_MARGIN` or more. The wrapper is marked ``_dpkit_certified`` (the test suite checks every public ε/δ
     function of :mod:`dpkit.accounting` for it).
 
     >>> @certified("delta")
@@ -213,12 +213,12 @@ def certified(kind: str = "epsilon", *, upper: bool = True, noop: Callable[..., 
                 bound.apply_defaults()
                 is_noop = bool(noop(**bound.arguments))
             if fields is not None:
-                changes = {name: certify(getattr(result, name), kind=k, upper=u, noop=is_noop)
+                changes = {name: certify(getattr(result, name), kind=k, upper=u, noop=is_noop, margin=margin)
                            for name, (k, u) in fields.items()}
                 return dataclasses.replace(result, **changes)
             if isinstance(result, tuple):
-                return (certify(result[0], kind=kind, upper=upper, noop=is_noop), *result[1:])
-            return certify(result, kind=kind, upper=upper, noop=is_noop)
+                return (certify(result[0], kind=kind, upper=upper, noop=is_noop, margin=margin), *result[1:])
+            return certify(result, kind=kind, upper=upper, noop=is_noop, margin=margin)
 
         wrapper._dpkit_certified = True  # type: ignore[attr-defined]
         return wrapper

@@ -374,4 +374,4 @@ class ApproxDPFilter:
     def guarantee(self) -> tuple[float, float]:
         """(ε, δ) valid for the run whenever it stops."""
         delta = self.target_delta if self.method == "basic" else self.target_delta + self.delta_steps
-        return certify(self.target_epsilon), certify(delta, kind="delta")
+        return certify(self.target_epsilon, margin=False), certify(delta, kind="delta", margin=self.method != "basic")

@@ -583,8 +583,8 @@ def rho_randomized_response(epsilon: float, k: int = 2) -> float:
     k = check_integer("k", k, minimum=2)
     if epsilon == 0.0:
         return 0.0
-    if k == 2 and epsilon <= 1e-4:
-        # ρ = ε tanh(ε/2) − O(ε⁴) here, so Bun & Steinke's ε²/2 is within ε²/12 < 1e-9 relative: the
+    if k == 2 and epsilon <= 1e-8:
+        # ρ = ε tanh(ε/2) − O(ε⁴) here, so Bun & Steinke's ε²/2 is within ε²/12 < 1e-17 relative: the
         # certified search (slow for tiny ε, whose curve is flat over its whole grid) gains nothing.
         return epsilon * epsilon / 2.0
     return _rho_randomized_response(epsilon, k)
@@ -601,7 +601,8 @@ def rho_pure_dp(epsilon: float) -> float:
     Every ε-DP pair of distributions is a post-processing of binary randomized response with
     parameter ε (Kairouz, Oh & Viswanath 2015, Thm 2.1), so its Rényi divergences are at most those
     of randomized response (data processing) and ρ = sup_α D_α(RR_ε)/α, which is attained by RR
-    itself. Smaller than Bun & Steinke's ε²/2 (2016, Prop. 3.3) for every ε > 0.
+    itself. Smaller than Bun & Steinke's ε²/2 (2016, Prop. 3.3) for every ε > 1e-8 (below, ε²/2
+    itself is returned: it is within ε²/12 relative).
     """
     return rho_randomized_response(epsilon, 2)
 

@@ -114,7 +114,7 @@ def _optimal_log_delta(rho: float, epsilon: float) -> tuple[float, float]:
     return min(log_delta(alpha), 0.0), alpha
 
 
-@certified("delta", noop=lambda rho, epsilon, conversion: rho == 0)
+@certified("delta", noop=lambda rho, epsilon, conversion: rho == 0, margin=False)  # (_safe_up: 2⁻⁴⁰)
 def zcdp_to_delta(rho: float, epsilon: float, conversion: str = "optimal") -> float:
     """δ such that a ρ-zCDP mechanism is (ε, δ)-DP (an upper bound, capped at 1).
 
@@ -135,7 +135,7 @@ def zcdp_to_delta(rho: float, epsilon: float, conversion: str = "optimal") -> fl
     return min(1.0, _safe_up(math.exp(_optimal_log_delta(rho, epsilon)[0])))
 
 
-@certified("epsilon", noop=lambda rho, delta, conversion: rho == 0)
+@certified("epsilon", noop=lambda rho, delta, conversion: rho == 0, margin=False)  # (_safe_up: 2⁻⁴⁰)
 def zcdp_to_epsilon(rho: float, delta: float, conversion: str = "optimal") -> float:
     """ε such that a ρ-zCDP mechanism is (ε, δ)-DP (an upper bound).
 

@@ -120,7 +120,7 @@ KINDS = [
     Kind("tree_aggregation", lambda x: TreeAggregationEvent(x, (TREE_STEPS,)),
          lambda x, n, e: ref.gaussian_delta(mp.sqrt(4 * n) / mp.mpf(x), e)),
     Kind("repeat_and_select", lambda x: RepeatAndSelectEvent(GaussianEvent(x), 3.0)),
-    Kind("shuffling", lambda x: ShuffledEvent(1.0 / x, 1000)),
+    Kind("shuffling", lambda x: ShuffledEvent(1.0 / x, 1000), relation="replace-one"),
     Kind("sparse_vector", lambda x: SparseVectorEvent(1.0 / x, 1.0 / x), pure=lambda x: 2.0 / x),
     Kind("gaussian_sparse_vector", lambda x: GaussianSparseVectorEvent(x, x, 10)),
     Kind("objective_perturbation", lambda x: ObjectivePerturbationEvent(x, 1.0, 0.5)),
