@@ -42,6 +42,7 @@ import numpy as np
 from scipy import optimize
 
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive
+from dpkit.accounting.certify import certified
 from dpkit.accounting.base import (
     Accountant,
     flatten,
@@ -99,6 +100,7 @@ def gaussian_log_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -
     return gdp_log_delta(_checked(sigma, sensitivity), epsilon)
 
 
+@certified("delta")
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
     """The exact δ(ε) of the Gaussian mechanism N(0, σ²) on a query of L2 sensitivity Δ.
 
@@ -126,7 +128,7 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
     >>> round(gaussian_delta(1.0, 1.0), 10)
     0.1269367375
     """
-    return min(1.0, math.exp(gaussian_log_delta(sigma, epsilon, sensitivity)))
+    return math.exp(min(0.0, gaussian_log_delta(sigma, epsilon, sensitivity)))  # (its error bound can exceed 709)
 
 
 def _meets(mu: float, epsilon: float, log_target: float) -> bool:
@@ -135,6 +137,7 @@ def _meets(mu: float, epsilon: float, log_target: float) -> bool:
     return log_delta + error <= log_target
 
 
+@certified("epsilon")
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
     """The smallest ε such that the Gaussian mechanism is (ε, δ)-DP (an upper bound on it).
 
@@ -179,6 +182,7 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     return _nudge_up(float(epsilon), lambda e: _meets(mu, e, log_target))
 
 
+@certified("noise")
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """The smallest σ such that N(0, σ²) on sensitivity Δ is (ε, δ)-DP (Balle & Wang 2018, Alg. 1).
 
@@ -277,6 +281,7 @@ def gaussian_mu_upper(squares: Iterable[float]) -> float:
     return math.nextafter(math.sqrt(total) * (1.0 + 8.0 * 2.0**-53), math.inf)
 
 
+@certified("noise")
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """σ = √(2 ln(1.25/δ)) Δ/ε, the classic Gaussian mechanism (Dwork & Roth 2014, Thm A.1).
 

@@ -15,6 +15,7 @@ import numpy as np
 from scipy import special
 
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_unit_interval
+from dpkit.accounting.certify import certified
 from dpkit.accounting.base import (
     Accountant,
     AccountingResult,
@@ -56,6 +57,11 @@ _MAX_OPTIMAL_K = 10**5
 """Largest count for which the optimal composition (a sum over k + 1 terms, bisected) is tried."""
 
 
+def _no_release(epsilon: float, delta: float, k: int, **_: float) -> bool:
+    """A step with ε = δ = 0 releases nothing: its composition is exactly (0, 0)."""
+    return epsilon == 0 and delta == 0
+
+
 def _expm1(x: float) -> float:
     """e^x − 1, ∞ beyond the float range (a bound that grows with it stays a bound)."""
     return math.expm1(x) if x < 709.0 else math.inf
@@ -89,6 +95,7 @@ def _check_step(epsilon: float, delta: float, k: int) -> tuple[float, float, int
     )
 
 
+@certified(fields={"epsilon": ("epsilon", True), "delta": ("delta", True)}, noop=_no_release)
 def basic_composition(epsilon: float, delta: float, k: int) -> CompositionResult:
     """k-fold composition of (ε, δ)-DP is (kε, kδ)-DP (Dwork & Roth 2014, Thm 3.16).
 
@@ -102,6 +109,7 @@ def basic_composition(epsilon: float, delta: float, k: int) -> CompositionResult
     )
 
 
+@certified(fields={"epsilon": ("epsilon", True), "delta": ("delta", True)}, noop=_no_release)
 def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: float) -> CompositionResult:
     """Advanced composition: (ε′, kδ + δ′)-DP with ε′ = √(2k log(1/δ′)) ε + k ε (e^ε − 1).
 
@@ -145,6 +153,7 @@ def _log_delta_rr(epsilon_total: float, epsilon: float, k: int) -> float:
     return m + math.log(float(np.sum(np.exp(terms - m)))) - log_norm  # positive terms: pairwise sum is accurate
 
 
+@certified("delta", noop=_no_release)
 def optimal_homogeneous_delta(epsilon: float, delta: float, k: int, epsilon_total: float) -> float:
     """The exact smallest δ_total such that k-fold composition of (ε, δ)-DP is (ε̃, δ_total)-DP.
 
@@ -162,6 +171,7 @@ def optimal_homogeneous_delta(epsilon: float, delta: float, k: int, epsilon_tota
     return min(1.0, _safe_up(value))
 
 
+@certified(fields={"epsilon": ("epsilon", True)}, noop=_no_release)
 def optimal_homogeneous_composition(epsilon: float, delta: float, k: int, delta_total: float) -> CompositionResult:
     """Smallest ε̃ with k-fold composition of (ε, δ)-DP being (ε̃, δ_total)-DP (exact, then rounded up).
 
@@ -299,7 +309,8 @@ class ApproxDPAccountant(Accountant):
         eps, dlt, k, notes = self._homogeneous(steps)
         slack = epsilon - k * eps * _expm1(eps)
         if eps > 0 and slack > 0:
-            delta_prime = math.exp(-(slack**2) / (2.0 * k * eps * eps))
+            ratio = slack / eps  # not slack²/ε²: ε² underflows to 0 below 1e-154
+            delta_prime = math.exp(-ratio * ratio / (2.0 * k))
             candidates.append(
                 (min(1.0, _safe_up(k * dlt + delta_prime)), _ADVANCED)
             )

@@ -309,6 +309,10 @@ def _guard_extreme(method: Any, method_name: str) -> Any:
                 raise
         else:
             if not (math.isnan(result.epsilon) or math.isnan(result.delta)):
+                trivial_end = math.isinf(result.epsilon) if method_name == "get_epsilon" else result.delta >= 1.0
+                reason = self._extreme_reason() if trivial_end and self._ledger else None
+                if reason is not None:
+                    result = dataclasses.replace(result, notes=(*result.notes, reason))
                 if depth:
                     return result
                 return certify_result(result, method_name, noop=not self._ledger, margin=not self.margin_included)

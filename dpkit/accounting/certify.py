@@ -34,8 +34,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
+import inspect
 import math
-from typing import Any, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -45,6 +47,7 @@ __all__ = [
     "certify",
     "certify_array",
     "certify_result",
+    "certified",
     "recording",
     "round_outward",
 ]
@@ -176,10 +179,51 @@ def certify_result(result: T, query: str, *, noop: bool = False, margin: bool = 
     if lower is not None:
         changes[f"{kind}_lower"] = min(certify(lower, kind=kind, upper=False, margin=margin), upper_end)
     notes = tuple(getattr(result, "notes", ()))
-    if math.isinf(upper_end) and not any("inf" in note for note in notes):
+    if math.isinf(upper_end) and not any(f"{kind} = inf" in note or "no finite" in note for note in notes):
         changes["notes"] = (*notes, f"{kind} = inf: no finite bound is certified by the "
                                     f"{getattr(result, 'accountant', 'accountant')} accountant for this ledger")
     return dataclasses.replace(result, **changes)  # type: ignore[type-var]
+
+
+def certified(kind: str = "epsilon", *, upper: bool = True, noop: Callable[..., bool] | None = None,
+              fields: dict[str, tuple[str, bool]] | None = None, margin: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: the function's result leaves through :func:`certify`.
+
+    A float result is certified as ``kind`` (``upper`` end); a tuple's first entry likewise (e.g.
+    ``(epsilon, order)``); with ``fields`` (name → (kind, upper)), those fields of a dataclass result
+    are. ``noop`` receives the call's arguments and says whether nothing was released (then a 0 is
+    exact); ``margin=False`` for a function whose own last step already adds :data:`OUTWARD_MARGIN` or more. The wrapper is marked ``_dpkit_certified`` (the test suite checks every public ε/δ
+    function of :mod:`dpkit.accounting` for it).
+
+    >>> @certified("delta")
+    ... def half(x): return x / 2
+    >>> half(0.5) > 0.25, half(0.0) > 0.0
+    (True, True)
+    """
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            result = function(*args, **kwargs)
+            is_noop = False
+            if noop is not None:
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                is_noop = bool(noop(**bound.arguments))
+            if fields is not None:
+                changes = {name: certify(getattr(result, name), kind=k, upper=u, noop=is_noop, margin=margin)
+                           for name, (k, u) in fields.items()}
+                return dataclasses.replace(result, **changes)
+            if isinstance(result, tuple):
+                return (certify(result[0], kind=kind, upper=upper, noop=is_noop, margin=margin), *result[1:])
+            return certify(result, kind=kind, upper=upper, noop=is_noop, margin=margin)
+
+        wrapper._dpkit_certified = True  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
 
 
 @contextlib.contextmanager

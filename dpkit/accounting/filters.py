@@ -39,7 +39,7 @@ import numpy as np
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive
 from dpkit.accounting import zcdp as zcdp_module
 from dpkit.accounting.adaptive_steps import approx_parameters, check_event, float_up, gaussian_mu_squared
-from dpkit.accounting.certify import round_outward
+from dpkit.accounting.certify import certify
 from dpkit.accounting.events import PrivacyEvent
 from dpkit.accounting.gdp import gdp_mu_to_epsilon
 from dpkit.accounting.neighbouring import NeighbouringRelation
@@ -168,7 +168,7 @@ class RenyiFilter:
 
     def epsilon(self, delta: float) -> float:
         """ε of the filter's guarantee (from the budgets, valid at any stopping time) at ``delta``."""
-        return rdp_to_epsilon(list(self.orders), list(self.budgets), delta)[0]
+        return certify(rdp_to_epsilon(list(self.orders), list(self.budgets), delta)[0])
 
 
 class _AdditiveFilter:
@@ -220,7 +220,7 @@ class ZCDPFilter(_AdditiveFilter):
 
     def epsilon(self, delta: float) -> float:
         """ε of the ρ-zCDP guarantee at ``delta`` (optimal conversion of :mod:`dpkit.accounting.zcdp`)."""
-        return zcdp_module.zcdp_to_epsilon(self.rho, delta)
+        return certify(zcdp_module.zcdp_to_epsilon(self.rho, delta))
 
 
 class GaussianDPFilter(_AdditiveFilter):
@@ -246,7 +246,7 @@ class GaussianDPFilter(_AdditiveFilter):
         Each accepted cost (Δᵢ/σᵢ)² is within 3·2⁻⁵³ relative of its true value (a quotient and a
         square) and the sums are exact, so the true Σμᵢ² is at most μ²(1 + 3·2⁻⁵³): the curve is
         evaluated at μ(1 + 8·2⁻⁵³) (rounded up), which covers it."""
-        return round_outward(gdp_mu_to_epsilon(math.nextafter(self.mu * (1.0 + 8.0 * 2.0**-53), math.inf), delta))
+        return certify(gdp_mu_to_epsilon(math.nextafter(self.mu * (1.0 + 8.0 * 2.0**-53), math.inf), delta))
 
 
 class ApproxDPFilter:
@@ -287,7 +287,7 @@ class ApproxDPFilter:
     def _advanced_bound(self, eps_sq: Fraction) -> float:
         """√(2 log(1/δ) Σεᵢ²) + ½ Σεᵢ² (Whitehouse et al. 2023, Thm 1)."""
         eps_sq_up = float_up(eps_sq)
-        return round_outward(math.sqrt(2.0 * math.log(1.0 / self.target_delta) * eps_sq_up) + 0.5 * eps_sq_up)
+        return certify(math.sqrt(2.0 * math.log(1.0 / self.target_delta) * eps_sq_up) + 0.5 * eps_sq_up, noop=not eps_sq)
 
     def _fits(self, eps_sum: Fraction, eps_sq: Fraction, delta_sum: Fraction) -> bool:
         if self.method == "basic":
@@ -327,6 +327,5 @@ class ApproxDPFilter:
     @property
     def guarantee(self) -> tuple[float, float]:
         """(ε, δ) valid for the run whenever it stops."""
-        if self.method == "basic":
-            return self.target_epsilon, self.target_delta
-        return self.target_epsilon, self.target_delta + self.delta_steps
+        delta = self.target_delta if self.method == "basic" else self.target_delta + self.delta_steps
+        return certify(self.target_epsilon, margin=False), certify(delta, kind="delta", margin=self.method != "basic")

@@ -24,6 +24,7 @@ from scipy import optimize, special
 
 from dpkit._validation import check_nonnegative, check_positive
 from dpkit.accounting.analytic_gaussian import gaussian_mu_upper, squared_multiplier_upper
+from dpkit.accounting.certify import certified
 from dpkit.accounting.base import (
     Accountant,
     AccountingResult,
@@ -42,6 +43,7 @@ from dpkit.accounting.pld import PLDAccountant
 _CLT_NOTE = "central-limit approximation, not a bound (Bu, Dong, Long & Su 2020, Thm 5)"
 
 
+@certified("delta", noop=lambda mu, epsilon: mu == 0)
 def gdp_mu_to_delta(mu: float, epsilon: float) -> float:
     """Exact δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2022, Cor. 2.13).
 
@@ -85,6 +87,7 @@ def _search_up(predicate: Callable[[float], bool], start: float) -> float:
             low = middle
 
 
+@certified("epsilon", noop=lambda mu, delta: mu == 0)
 def gdp_mu_to_epsilon(mu: float, delta: float) -> float:
     """Smallest ε ≥ 0 with δ_μ(ε) ≤ delta (an upper bound: never below the true value).
 
@@ -106,6 +109,7 @@ def gdp_mu_to_epsilon(mu: float, delta: float) -> float:
     return _search_up(ok, root)
 
 
+@certified("mu", upper=False)
 def gdp_mu_for(epsilon: float, delta: float) -> float:
     """Largest μ whose μ-GDP guarantee implies (ε, δ)-DP (δ_μ(ε) ≤ δ), found one-sidedly.
 

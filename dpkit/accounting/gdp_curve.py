@@ -82,13 +82,17 @@ def log_delta_with_error(mu: float, epsilon: float) -> tuple[float, float]:
         b = -mu / 2.0 - epsilon / mu
         log_phi_a = float(special.log_ndtr(a))
         x = epsilon + float(special.log_ndtr(b)) - log_phi_a
-        return log_phi_a + math.log1p(-math.exp(x)), 16.0 * _EPS * (1.0 + epsilon)
+        if x >= 0.0:  # ε ≫ 1 cancels against log Φ(b) beyond float precision: δ ≤ Φ(a) still holds
+            return log_phi_a, 16.0 * _EPS * (1.0 + epsilon) + 4.0 * _EPS * abs(log_phi_a)
+        log_delta = log_phi_a + math.log1p(-math.exp(x))
+        return log_delta, 16.0 * _EPS * (1.0 + epsilon) + 4.0 * _EPS * abs(log_delta)
     u = -a / _SQRT2
     difference, error = _erfcx_difference(u, mu / _SQRT2)
     if difference <= 0.0:  # only reachable when δ underflows every representation
         return -math.inf, 0.0
     log_delta = math.log(difference) - _LOG2 - 0.5 * a * a
-    return log_delta, error + 8.0 * _EPS * (1.0 + a * a)
+    # (the sum that makes log δ is rounded relative to its own size: 4u|log δ|, 1.4e-14 at δ = 4e-31)
+    return log_delta, error + 8.0 * _EPS * (1.0 + a * a) + 4.0 * _EPS * abs(log_delta)
 
 
 def gdp_log_delta(mu: float, epsilon: float, *, upper: bool = True) -> float:

@@ -50,7 +50,7 @@ import numpy as np
 
 from dpkit._validation import check_nonnegative, check_open_unit, check_positive, check_unit_interval
 from dpkit.accounting.adaptive_steps import approx_parameters, check_event, float_up, gaussian_mu_squared
-from dpkit.accounting.certify import round_outward
+from dpkit.accounting.certify import certify, round_outward
 from dpkit.accounting.events import PrivacyEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.rdp_curves import rdp_curve
@@ -171,7 +171,7 @@ class BasicOdometer:
         if math.isinf(epsilon):
             notes += (f"sum of step deltas {spent_delta:.6g} exceeds delta={self.delta:.6g}: no finite bound",)
         return OdometerGuarantee(
-            epsilon=epsilon,
+            epsilon=certify(epsilon, noop=not self.steps, margin=False),  # an exact sum rounded up: no margin needed
             delta=self.delta,
             steps=self.steps,
             spent_epsilon=spent_eps,
@@ -241,7 +241,7 @@ class RenyiOdometer:
         values = spent + math.log(len(self.orders) / self.delta) / (np.array(self.orders) - 1.0)
         best = int(np.argmin(values))
         return OdometerGuarantee(
-            epsilon=round_outward(float(values[best])), delta=self.delta, steps=self.steps,
+            epsilon=certify(float(values[best]), noop=not self.steps), delta=self.delta, steps=self.steps,
             spent_epsilon=float(spent[best]), spent_delta=0.0, method=_RENYI_METHOD,
             notes=(f"best order {self.orders[best]:g} of {len(self.orders)}; spent_epsilon is the RDP spent at that order",),
         )
@@ -309,7 +309,7 @@ class ZCDPOdometer:
         """The current report ε̂_n, valid simultaneously for every n with failure probability δ_g."""
         rho = self.rho
         deviation = float(np.min(self._lambdas * rho + self._log_inv_delta / self._lambdas))
-        epsilon = round_outward((rho + deviation) * (1.0 + 8.0 * 2.0**-52))
+        epsilon = certify((rho + deviation) * (1.0 + 8.0 * 2.0**-52), noop=not self.steps)
         return OdometerGuarantee(
             epsilon=epsilon, delta=self.delta, steps=self.steps, spent_epsilon=rho, spent_delta=0.0,
             method=self._method, notes=("spent_epsilon is the total rho (zCDP) of the recorded steps",),

@@ -24,6 +24,7 @@ from scipy import optimize
 
 from dpkit._validation import check_nonnegative, check_real
 from dpkit.accounting.base import check_target_delta, check_target_epsilon
+from dpkit.accounting.certify import certified
 
 __all__ = [
     "CONVERSIONS",
@@ -175,6 +176,7 @@ def _check_pairs(orders: Sequence[float], rdp: Sequence[float]) -> tuple[list[fl
     return [a for a, _ in pairs], [r for _, r in pairs]
 
 
+@certified("epsilon", margin=False)  # (its safe_up adds 2⁻⁴⁰)
 def rdp_to_epsilon(
     orders: Sequence[float], rdp: Sequence[float], delta: float, conversion: str = "improved"
 ) -> tuple[float, float]:
@@ -195,6 +197,7 @@ def rdp_to_epsilon(
     return safe_up(max(eps[best], 0.0)), order_list[best]
 
 
+@certified("delta", margin=False)  # (its safe_up adds 2⁻⁴⁰)
 def rdp_to_delta(
     orders: Sequence[float], rdp: Sequence[float], epsilon: float, conversion: str = "improved"
 ) -> tuple[float, float]:

@@ -145,8 +145,8 @@ def rdp_gaussian_sparse_vector(
     if max_queries is None:
         raise ValueError("max_queries must be an integer >= 1 for Gaussian SVT, got max_queries=None")
     shift = 1.0 if monotonic else 2.0
-    threshold = alpha / (2.0 * z1 * z1)
-    query = alpha * shift * shift / (2.0 * z2 * z2)
+    threshold = alpha / 2.0 / z1 / z1  # divided step by step: inf (not a ZeroDivisionError) when z² underflows
+    query = alpha * shift * shift / 2.0 / z2 / z2
     return threshold + _range_bound(alpha, cutoff, max_queries, query)
 
 
@@ -181,4 +181,4 @@ def rho_gaussian_sparse_vector(threshold_multiplier: float, query_multiplier: fl
     z2 = check_positive("query_multiplier", query_multiplier)
     max_queries = check_integer("max_queries", max_queries, minimum=1)
     shift = 1.0 if monotonic else 2.0
-    return 1.0 / (2.0 * z1 * z1) + max_queries * shift * shift / (2.0 * z2 * z2)
+    return 1.0 / 2.0 / z1 / z1 + max_queries * shift * shift / 2.0 / z2 / z2  # inf when z² underflows

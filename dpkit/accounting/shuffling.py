@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit._validation import check_integer, check_open_unit, check_positive
+from dpkit.accounting.certify import certified
 
 __all__ = ["MAX_ATOMS", "clone_range", "shuffle_delta", "shuffle_epsilon", "shuffled_atoms"]
 
@@ -67,11 +68,12 @@ def _cell_delta(c: np.ndarray, epsilon: float, epsilon0: float) -> np.ndarray:
     return np.maximum(value + _ROUNDING * (abs(first) * upper + abs(second) * lower), 0.0)
 
 
+@certified("delta")
 def shuffle_delta(epsilon: float, epsilon0: float, n_users: int) -> float:
     """δ(ε) of n shuffled ε₀-LDP reports (an upper bound; Feldman, McMillan & Talwar 2021).
 
-    >>> shuffle_delta(1.0, 1.0, 1000)
-    0.0
+    >>> shuffle_delta(1.0, 1.0, 1000)   # 0, certified as the smallest float (a release is never free)
+    5e-324
     >>> 0.0 < shuffle_delta(0.1, 1.0, 1000) < 1e-3
     True
     """
@@ -89,6 +91,7 @@ def shuffle_delta(epsilon: float, epsilon0: float, n_users: int) -> float:
     return min(1.0, math.nextafter(total * (1.0 + 1e-12), math.inf))
 
 
+@certified("epsilon")
 def shuffle_epsilon(delta: float, epsilon0: float, n_users: int) -> float:
     """Smallest ε (rounded up, to 1e-9 relative) with ``shuffle_delta(ε) ≤ delta``; never above ε₀.
 

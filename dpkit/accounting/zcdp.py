@@ -27,6 +27,7 @@ from scipy import optimize
 from dpkit._validation import check_nonnegative
 from dpkit.accounting import rdp_mechanisms as rm
 from dpkit.accounting import rdp_sparse_vector as rsv
+from dpkit.accounting.certify import certified
 from dpkit.accounting.base import (
     Accountant,
     AccountingResult,
@@ -113,17 +114,20 @@ def _optimal_log_delta(rho: float, epsilon: float) -> tuple[float, float]:
     return min(log_delta(alpha), 0.0), alpha
 
 
+@certified("delta", noop=lambda rho, epsilon, conversion: rho == 0, margin=False)  # (_safe_up: 2⁻⁴⁰)
 def zcdp_to_delta(rho: float, epsilon: float, conversion: str = "optimal") -> float:
     """δ such that a ρ-zCDP mechanism is (ε, δ)-DP (an upper bound, capped at 1).
 
     >>> round(zcdp_to_delta(0.5, 3.0), 8)
     0.00514318
     """
-    rho = check_nonnegative("rho", rho)
+    rho = check_nonnegative("rho", rho, allow_inf=True)
     epsilon = check_target_epsilon(epsilon)
     conversion = _check_conversion(conversion)
     if rho == 0.0:
         return 0.0
+    if math.isinf(rho):  # a leaf without noise (σ → 0): only the trivial bound holds
+        return 1.0
     if conversion == "classic":
         if epsilon <= rho:
             return 1.0
@@ -131,17 +135,20 @@ def zcdp_to_delta(rho: float, epsilon: float, conversion: str = "optimal") -> fl
     return min(1.0, _safe_up(math.exp(_optimal_log_delta(rho, epsilon)[0])))
 
 
+@certified("epsilon", noop=lambda rho, delta, conversion: rho == 0, margin=False)  # (_safe_up: 2⁻⁴⁰)
 def zcdp_to_epsilon(rho: float, delta: float, conversion: str = "optimal") -> float:
     """ε such that a ρ-zCDP mechanism is (ε, δ)-DP (an upper bound).
 
     >>> round(zcdp_to_epsilon(0.5, 1e-5), 6), round(zcdp_to_epsilon(0.5, 1e-5, "classic"), 6)
     (4.728387, 5.298526)
     """
-    rho = check_nonnegative("rho", rho)
+    rho = check_nonnegative("rho", rho, allow_inf=True)
     delta = check_target_delta(delta)
     conversion = _check_conversion(conversion)
     if rho == 0.0:
         return 0.0
+    if math.isinf(rho):  # a leaf without noise (σ → 0): only the trivial bound holds
+        return math.inf
     classic = _safe_up(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)))
     if conversion == "classic":
         return classic
@@ -156,11 +163,13 @@ def zcdp_to_epsilon(rho: float, delta: float, conversion: str = "optimal") -> fl
         return classic
     eps = optimize.brentq(gap, 0.0, classic, xtol=1e-300, rtol=1e-15)
     eps = _safe_up(eps)
-    while gap(eps) > 0.0:  # one-sided: make sure δ(ε) ≤ δ holds at the returned ε
-        eps = _safe_up(eps * (1.0 + 1e-12))
+    step = 1e-12
+    while gap(eps) > 0.0:  # one-sided: make sure δ(ε) ≤ δ holds at the returned ε (steps double)
+        eps, step = _safe_up(eps * (1.0 + step)), 2.0 * step
     return min(eps, classic)
 
 
+@certified("rho", upper=False)
 def rho_for(epsilon: float, delta: float) -> float:
     """The largest ρ whose optimal conversion gives (ε, δ): ``zcdp_to_epsilon(rho_for(ε, δ), δ) ≤ ε``.
 

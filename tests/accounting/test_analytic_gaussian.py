@@ -86,7 +86,7 @@ def test_epsilon_is_one_sided_and_tight_hypothesis(log_sigma, log_delta):
     sigma, delta = math.exp(log_sigma), math.exp(log_delta)
     epsilon = gaussian_epsilon(sigma, delta)
     assert mp_delta(sigma, epsilon) <= mp.mpf(delta)
-    if epsilon > 0:
+    if epsilon > math.ulp(0.0):  # the smallest float is the certified stand-in for an exact 0
         assert mp_delta(sigma, epsilon * (1 - 1e-9)) > mp.mpf(delta)
 
 

@@ -17,6 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import contract_references as ref
+from dpkit.accounting.approx_dp import ApproxDPAccountant
 from dpkit.accounting.events import ExponentialMechanismEvent, event_from_dict
 from dpkit.accounting.pld import PLDAccountant
 from dpkit.accounting.pld.bounded_range import (
@@ -27,7 +29,8 @@ from dpkit.accounting.pld.bounded_range import (
 from dpkit.accounting.rdp import RDPAccountant
 from dpkit.accounting.rdp_bounded_range import rdp_bounded_range, rho_bounded_range
 from dpkit.accounting.rdp_mechanisms import rdp_pure_dp
-from dpkit.accounting.zcdp import event_rho
+from dpkit.accounting.tightest import TightestAccountant
+from dpkit.accounting.zcdp import ZCDPAccountant, event_rho
 
 mpmath.mp.dps = 40
 
@@ -194,3 +197,18 @@ def test_pld_claims_no_lower_end_for_composed_bounded_range():
     assert result.epsilon >= exact and result.epsilon_lower is None
     single = PLDAccountant().compose(ExponentialMechanismEvent(1.0)).get_epsilon(1e-5)
     assert single.epsilon_lower is not None and single.epsilon_lower <= single.epsilon
+
+
+def test_huge_epsilon0_sweep_is_positive_non_decreasing_and_near_epsilon0():
+    """One ε₀-BR use at ε₀ from 1e8 to 1e300: ε(1e-5) is positive, non-decreasing in ε₀, never below
+    the generalised randomized response pair of Dong, Durfee & Rogers (2020, §4) (mpmath, 50 digits),
+    and, for RDP, at most ε₀ (1 + 1e-9) (the pure ε₀-DP curve caps it). In s = ε₀ − t the curve keeps
+    its digits; written in t, t − ε₀ rounded to 0 from ε₀ = 1e12 on and ε came out as 0."""
+    sweep = [float(x) for x in np.geomspace(1e8, 1e300, 25)]
+    for accountant in (RDPAccountant, ZCDPAccountant, ApproxDPAccountant, TightestAccountant):
+        values = [accountant().compose(ExponentialMechanismEvent(e0)).get_epsilon(1e-5).epsilon for e0 in sweep]
+        assert all(v > 0 for v in values) and values == sorted(values), accountant.__name__
+        for e0, value in zip(sweep[::6], values[::6]):
+            assert ref.bounded_range_delta(e0, value) <= 1e-5
+        if accountant is RDPAccountant:
+            assert all(v <= e0 * (1 + 1e-9) for e0, v in zip(sweep, values))

@@ -162,14 +162,15 @@ def test_analytic_accountant_is_exact_and_never_below(log_sigma, log_sensitivity
 )
 def test_randomized_response_composition_never_below_exact(log_epsilon0, count, log_delta):
     """PLD (k = 2 randomized response) and the optimal composition of pure DP (exact) are never below
-    the exact ε; the optimal composition is also within 1e-12 of it."""
+    the exact ε; the optimal composition is also within 1e-10 of it (its δ is rounded up by 2⁻⁴⁰
+    relative, which moves ε by 2⁻⁴⁰·δ/|δ′(ε)|: 2.5e-12 relative at ε₀ = e⁻¹, δ = e⁻², one use)."""
     epsilon0, delta = math.exp(log_epsilon0), math.exp(log_delta)
     pld = PLDAccountant().compose(RandomizedResponseEvent(epsilon0), count).get_epsilon(delta).epsilon
     assert mp_rr_delta(epsilon0, count, pld) <= delta
     optimal = ApproxDPAccountant().compose(PureDPEvent(epsilon0), count).get_epsilon(delta).epsilon
     assert mp_rr_delta(epsilon0, count, optimal) <= delta
     if optimal > 0.0:
-        assert mp_rr_delta(epsilon0, count, mp.mpf(optimal) / (1 + mp.mpf("1e-12"))) > delta
+        assert mp_rr_delta(epsilon0, count, mp.mpf(optimal) / (1 + mp.mpf("1e-10"))) > delta
 
 
 def test_pld_regression_case_single_randomized_response():

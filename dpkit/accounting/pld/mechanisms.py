@@ -42,9 +42,13 @@ ROUNDOFF_DEFICIT = 1e-12
 
 
 class GridTooLargeError(ValueError):
-    """The requested discretisation needs more grid points than allowed (``needed``, when known)."""
+    """The requested discretisation needs more grid points than allowed (``needed``, when known).
+
+    The message always names the faster route (the RDP accountant), wherever the grid ran out."""
 
     def __init__(self, message: str, needed: int | None = None):
+        if "rdp" not in message.lower():
+            message += "; use the RDP accountant (--accountant rdp), which handles any count"
         super().__init__(message)
         self.needed = needed
 
