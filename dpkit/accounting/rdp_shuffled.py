@@ -81,7 +81,8 @@ def shuffled_rdp_atoms(epsilon0: float, n_users: int) -> tuple[np.ndarray, np.nd
             f"the shuffled pair of n_users={n_users}, epsilon0={epsilon0} needs {total} atoms for RDP "
             f"(more than {MAX_ATOMS}); use the PLD accountant or shuffle_epsilon"
         )
-    log_alpha, log_one_minus = -math.log1p(math.exp(-epsilon0)), -math.log1p(math.exp(epsilon0))
+    # log(1/(1 + e^{−ε₀})) and log(1/(1 + e^{ε₀})) without overflow beyond ε₀ = 709
+    log_alpha, log_one_minus = -float(np.logaddexp(0.0, -epsilon0)), -float(np.logaddexp(0.0, epsilon0))
     losses, log_p_parts = [], []
     for c, lw in zip(anchors, log_mass):
         a = np.arange(0, int(c) + 2)
