@@ -12,6 +12,12 @@ passes an algorithm option (values are read as JSON numbers/booleans where they 
 otherwise). ``--out FILE`` writes the full result (model and history included) atomically; an
 existing file is kept unless ``--force`` is given, and the path is checked before training.
 
+Everything printed and written is covered by the printed ε, except the *diagnostics*: numbers
+computed on the private training rows without noise (per-round training risk and dual sums, the
+solver's largest gradient norm). ``--out`` writes them only with ``--diagnostics``, in a part
+labelled "not covered by epsilon", and the text output then prints that part's final values
+under the same label.
+
 The text output puts the test accuracy next to the majority-class accuracy, and the ε the
 accountant certifies for the run (record-level, over the ledger) next to the paper's claim.
 ``--json`` prints :meth:`~dpkit.algorithms.result.TrainingResult.to_dict` without the model
@@ -29,6 +35,7 @@ from typing import Any
 from dpkit._progress import progress as progress_bar
 from dpkit._threads import single_threaded_blas
 from dpkit.algorithms.data import ADULT_VARIANTS, load_dataset
+from dpkit.algorithms.evaluation import DIAGNOSTIC_LABEL
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.result import TrainingResult
 from dpkit.algorithms import train
@@ -64,6 +71,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", help="write the full JSON result to this file (atomically)")
     parser.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    parser.add_argument("--diagnostics", action="store_true",
+                        help="also write and print the diagnostics: numbers computed on the private training data "
+                             "without noise, NOT covered by epsilon")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -149,18 +159,19 @@ def run(args: argparse.Namespace) -> int:
     if bar is not None:
         for _ in bar:
             pass
-    full = result.to_dict()
+    full = result.to_dict(diagnostics=args.diagnostics)
     if args.out:
         write_atomically(args.out, json.dumps(full, indent=1))
     if args.json:
         print(json.dumps({k: v for k, v in full.items() if k not in SUMMARY_OMITS}))
         return 0
-    print(summary(result))
+    print(summary(result, diagnostics=args.diagnostics))
     return 0
 
 
-def summary(result: TrainingResult) -> str:
-    """The text output: accuracy beside the majority class, certified ε beside the paper's claim."""
+def summary(result: TrainingResult, diagnostics: bool = False) -> str:
+    """The text output: accuracy beside the majority class, certified ε beside the paper's claim;
+    with ``diagnostics`` also the last diagnostic values, under their label."""
     config = result.config
     accuracy = "n/a" if result.accuracy is None else f"{result.accuracy:.4f}"
     majority = config.get("majority_accuracy")
@@ -184,4 +195,21 @@ def summary(result: TrainingResult) -> str:
         lines.append("paper's claim      none (no paper variant)")
     lines.append(f"iterations         {config.get('iterations')}")
     lines.append(f"seconds            {result.seconds:.2f}")
+    if diagnostics:
+        lines.append(f"diagnostics        ({DIAGNOSTIC_LABEL})")
+        for key, value in diagnostic_lines(result.diagnostics):
+            lines.append(f"  {key:<17}{value}")
     return "\n".join(lines)
+
+
+def diagnostic_lines(diagnostics: dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, last value) of each diagnostic: a scalar, or a per-round series' final entry."""
+    out = []
+    for key, value in diagnostics.items():
+        if key == "history":
+            for name, series in value.items():
+                if name != "iteration" and series:
+                    out.append((f"{name} (last)", f"{series[-1]:.6g}"))
+        elif isinstance(value, (int, float)):
+            out.append((key, f"{value:.6g}"))
+    return out

@@ -118,7 +118,7 @@ def test_pp_corrected_ledger_equals_draws_and_outputs_are_covered(monkeypatch):
     last = np.stack([out for _, _, out in rec.draws[-len(parts):]])
     assert np.array_equal(res.models, last)
     assert np.array_equal(res.model, last.mean(axis=0))
-    assert max(res.history["dual_sum"]) < 1e-10  # Σ_i λ_i = 0 with noisy broadcasts
+    assert max(res.diagnostics["history"]["dual_sum"]) < 1e-10  # Σ_i λ_i = 0 with noisy broadcasts
 
 
 def test_pp_paper_ledger_records_objective_and_output_draws(monkeypatch):
@@ -176,7 +176,7 @@ def test_ipp_gate_ledger_cap_and_coverage(monkeypatch):
     for i in range(len(parts)):
         mine = [out for _, s, out in rec.draws if s == res.ledger.entries(i)[0][0].events[1].event.sigma]
         assert np.array_equal(res.models[i], mine[-1] if mine else np.zeros(parts[0].d))
-    assert max(res.history["dual_sum"]) < 1e-10
+    assert max(res.diagnostics["history"]["dual_sum"]) < 1e-10
 
 
 def test_ipp_paper_variant_records_every_objective_step():

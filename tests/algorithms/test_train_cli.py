@@ -143,3 +143,23 @@ def test_cli_errors(capsys, tmp_path):
     code, _, err = _run(capsys, "--algorithm", "dp-logreg", "--data", "synthetic", "--epsilon", "1", "--option", "lam")
     assert code == 2 and "KEY=VALUE" in err
 
+
+
+def test_cli_out_writes_diagnostics_only_when_asked(capsys, tmp_path):
+    """The private-data numbers (training risk, solver gradient norm) reach --out only with
+    --diagnostics, and then only inside the part labelled as not covered by epsilon."""
+    plain, asked = tmp_path / "plain.json", tmp_path / "asked.json"
+    argv = ("--algorithm", "pp-admm", "--data", "synthetic", "--epsilon", "1", "--agents", "3", "--iterations", "3",
+            "--n-train", "900", "--quiet")
+    code, out, _ = _run(capsys, *argv, "--out", str(plain))
+    assert code == 0 and "diagnostics" not in out
+    document = json.loads(plain.read_text())
+    assert "diagnostics" not in document and "empirical_risk" not in json.dumps(document)
+    assert "max_grad_norm" not in document["config"]
+    code, out, _ = _run(capsys, *argv, "--out", str(asked), "--diagnostics")
+    full = json.loads(asked.read_text())
+    assert code == 0 and "not covered by epsilon" in out and "empirical_risk (last)" in out
+    assert full["diagnostics"]["label"].startswith("not covered by epsilon")
+    assert len(full["diagnostics"]["history"]["empirical_risk"]) == len(full["history"]["iteration"])
+    assert {k: v for k, v in full.items() if k not in ("diagnostics", "seconds")} == \
+        {k: v for k, v in document.items() if k != "seconds"}
