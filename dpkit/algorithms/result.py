@@ -124,7 +124,9 @@ class TrainingResult:
     accuracy, agent_accuracies
         Test accuracy of ``model`` and of each agent's model (None/() without a test set).
     seconds
-        Wall time of the training loop.
+        Wall time: of the whole call, noise calibration included, when the run comes from
+        :func:`dpkit.algorithms.train` (the loop alone is then ``config["seconds_loop"]``);
+        of the training loop when an algorithm function is called directly.
     config
         Every parameter of the run (budgets, calibrated noise scales, hyperparameters and
         where each default came from).

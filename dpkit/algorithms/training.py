@@ -11,6 +11,9 @@
    ``delta_target`` and ``majority_accuracy`` (the test accuracy of the constant majority-class
    predictor, the floor a model must beat).
 
+``result.seconds`` is the wall time of the whole algorithm call: noise calibration, the training
+loop and scoring (the algorithm's loop alone is ``config["seconds_loop"]``).
+
 The seed feeds ``numpy.random.SeedSequence(seed).spawn(4)``: the children seed the split, the
 partition, the graph and the algorithm's noise, in that order, so the same seed gives the same
 run.
@@ -24,6 +27,7 @@ run.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -127,10 +131,13 @@ def train(
                              f"got {key}={value!r}")
     setting = prepare(spec, data, agents=agents, seed=seed, n_train=n_train, graph=graph or "random", edges=edges)
     parts, test, network = setting.parts, setting.test, setting.graph
+    start = time.perf_counter()
     result = spec.runner(parts, test, network, budget=budget, iterations=iterations, variant=variant,
                          rng=setting.rng, progress=progress, **options)
+    seconds = time.perf_counter() - start
     config = dict(result.config)
     config.update({
+        "seconds_loop": result.seconds,
         "seed": seed, "data": data.name, "n_train": setting.n_train, "n_test": test.n, "dimension": data.d,
         "agents": agents,
         "epsilon_target": None if budget is None else budget.epsilon,
@@ -139,7 +146,7 @@ def train(
     })
     if network is not None:
         config["graph"] = network.to_dict()
-    return dataclasses.replace(result, config=config)
+    return dataclasses.replace(result, config=config, seconds=seconds)
 
 
 @dataclasses.dataclass(frozen=True)
