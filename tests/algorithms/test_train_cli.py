@@ -181,3 +181,24 @@ def test_seconds_include_the_noise_calibration(monkeypatch):
     monkeypatch.setattr(dp_logreg, "calibrate_gradient_noise", slow)
     result = train("dp-logreg", DATA, epsilon=1.0, n_train=900, iterations=5)
     assert result.seconds >= 0.3 + result.config["seconds_loop"]
+
+
+def test_cli_label_and_format_choose_how_a_file_is_read(capsys, tmp_path):
+    """The label column is the one named, not the last one; a .txt file is read only as the format given."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (600, 3))
+    label = (x @ [2.0, -1.0, 0.5] > 0).astype(int)
+    flag = rng.integers(0, 2, 600)  # a 0/1 column that is not the label, last as a careless export puts it
+    table = tmp_path / "table.txt"
+    table.write_text("y,a,b,c,flag\n" + "".join(f"{l},{r[0]},{r[1]},{r[2]},{f}\n" for l, r, f in zip(label, x, flag)))
+    argv = ("--algorithm", "dp-logreg", "--data", str(table), "--epsilon", "5", "--quiet", "--json")
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and "--format" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = _run(capsys, *argv, "--format", "csv", "--label", "y")
+    payload = json.loads(out)
+    assert code == 0 and payload["config"]["dimension"] == 5  # a, b, c, flag and the bias column
+    assert payload["config"]["data_read_as"] == "CSV (--format; label: column 'y'; scaling: none (rows scaled to norm <= 1 only))"
+    code, out, _ = _run(capsys, *argv, "--format", "csv", "--label", "0")
+    assert code == 0 and json.loads(out)["accuracy"] == payload["accuracy"]
+    code, _, err = _run(capsys, *argv, "--format", "csv", "--label", "income")
+    assert code == 2 and "'income' is not in the header" in err
