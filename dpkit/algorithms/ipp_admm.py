@@ -110,7 +110,7 @@ from dpkit.mechanisms.ledger import PrivacyLedger
 from dpkit.mechanisms.sparse_vector import GatedRelease, GatedReleaseRun, SparseVector, svt_budget_split
 
 __all__ = [
-    "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "quality_scores", "quality_sensitivity", "gate_mechanisms", "paper_gate",
+    "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "quality_scores", "quality_sensitivity", "gate_mechanisms", "paper_gate", "skip_share",
     "calibrate_multiplier", "publish_gated", "train_ipp_admm", "SPEC",
 ]
 
@@ -203,6 +203,18 @@ def calibrate_multiplier(budget: Budget, cap: int, svt_share: float = SVT_SHARE,
         iterations = check_integer("iterations", iterations, minimum=1)
     return calibrate_noise(lambda z: _run_event(z, svt_share * budget.epsilon, cap, iterations), budget,
                            lower=0.1, upper=100.0)
+
+
+def skip_share(queries: Sequence[int], broadcasts: Sequence[int]) -> float:
+    """Share of the gate's chances it answered ⊥: Σ(queries − broadcasts)/Σ queries over the agents
+    (a query is a round in which the agent could still broadcast; computed from the gate's public
+    answers, so covered by ε).
+
+    >>> skip_share([10, 8], [5, 5])
+    0.4444444444444444
+    """
+    total = sum(queries)
+    return float(sum(q - b for q, b in zip(queries, broadcasts)) / total) if total else 0.0
 
 
 def publish_gated(runs: Sequence[GatedReleaseRun], quality: np.ndarray, solutions: np.ndarray,
@@ -316,8 +328,11 @@ def train_ipp_admm(
     evaluator.record(0, np.zeros((N, d)), np.zeros((N, d)))
     state = decentralised_loop(F, graph, eta=eta, iterations=T, beta=beta, theta0=np.zeros((N, d)), perturb=perturb,
                                publish=publish, on_round=round_recorder(evaluator, T, progress))
-    config.update({"max_grad_norm": state.max_grad_norm, "broadcasts": [run.releases for run in runs],
-                   "broadcast_rounds": rounds})
+    queries = [run.queries for run in runs]
+    broadcasts = [run.releases for run in runs]
+    config.update({"max_grad_norm": state.max_grad_norm, "broadcasts": broadcasts, "broadcast_rounds": rounds,
+                   "gate_queries": queries, "gate_skip_share": skip_share(queries, broadcasts),
+                   "broadcasts_saved": N * T - sum(broadcasts)})
     notes = ("model: average of the agents' last published values",
              "each agent's ledger entry covers c releases (the cap), whatever the number of broadcasts",
              "the SVT (at most T queries) is charged the smaller of its pure epsilon1 + epsilon2 (PLD) and its "
