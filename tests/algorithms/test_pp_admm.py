@@ -192,7 +192,8 @@ def test_ipp_paper_variant_records_every_objective_step():
 
 
 def test_ipp_corrected_gate_admits_and_records_max_queries():
-    """Default threshold −ADMIT·(b₁ + b₂): a query q ≥ 0 is ⊥ with probability ≤ e^{−ADMIT}
+    """Default threshold: the paper's α = 1e-3 (Ding et al. 2020, Fig. 4); the admitting threshold
+    −ADMIT·(b₁ + b₂) of gate_mechanisms(alpha=None): a query q ≥ 0 is ⊥ with probability ≤ e^{−ADMIT}
     (union bound on the two Laplace tails); the gate's event carries k = T."""
     from scipy.stats import binom
 
@@ -203,8 +204,9 @@ def test_ipp_corrected_gate_admits_and_records_max_queries():
     for i in range(len(parts)):
         (event, _), = res.ledger.entries(i)
         assert event.events[0].max_queries == 5 and event.events[0].cutoff == 2
-    b1, b2 = res.config["svt_noise_scales"][0]
-    assert res.config["alpha"][0] == pytest.approx(-ADMIT * (b1 + b2), rel=1e-12)
+    assert res.config["alpha"] == [1e-3] * len(parts)
+    assert res.config["gate_skip_share"] == pytest.approx(
+        1 - sum(res.config["broadcasts"]) / sum(res.config["gate_queries"]))
     gate = gate_mechanisms([GaussianMechanism(sigma=1.0, sensitivity=0.2)], [100], epsilon_svt=0.1, cap=1, clip=2.0,
                            alpha=None)[0].gate
     assert gate.threshold == pytest.approx(-ADMIT * (gate.threshold_scale + gate.query_scale), rel=1e-12)
