@@ -243,6 +243,7 @@ def summary(result: TrainingResult, diagnostics: bool = False) -> str:
         lines.append("paper's claim      none (no paper variant)")
     lines.append(f"iterations         {config.get('iterations')}")
     lines.append(f"seconds            {result.seconds:.2f}")
+    lines.extend(f"warning            {note[len('warning: '):]}" for note in result.notes if note.startswith("warning: "))
     if diagnostics:
         lines.append(f"diagnostics        ({DIAGNOSTIC_LABEL})")
         for key, value in diagnostic_lines(result.diagnostics):

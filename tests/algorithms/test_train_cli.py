@@ -202,3 +202,15 @@ def test_cli_label_and_format_choose_how_a_file_is_read(capsys, tmp_path):
     assert code == 0 and json.loads(out)["accuracy"] == payload["accuracy"]
     code, _, err = _run(capsys, *argv, "--format", "csv", "--label", "income")
     assert code == 2 and "'income' is not in the header" in err
+
+
+def test_few_rows_per_agent_are_warned_in_the_result_and_the_text(capsys):
+    from dpkit.algorithms.training import MIN_ROWS_PER_AGENT
+
+    result = train("pp-admm", DATA, epsilon=1.0, agents=3, iterations=2, n_train=900)
+    assert any(note.startswith("warning: agents hold as few as 300 rows") for note in result.notes)
+    assert not any(n.startswith("warning") for n in train("admm", DATA, agents=3, iterations=2, n_train=900).notes)
+    assert 300 < MIN_ROWS_PER_AGENT
+    code, out, _ = _run(capsys, "--algorithm", "pp-admm", "--data", "synthetic", "--epsilon", "1", "--agents", "3",
+                        "--iterations", "2", "--n-train", "900", "--quiet")
+    assert code == 0 and "warning            agents hold as few as 300 rows" in out
