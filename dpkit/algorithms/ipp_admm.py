@@ -129,7 +129,7 @@ from dpkit.mechanisms.ledger import PrivacyLedger
 from dpkit.mechanisms.sparse_vector import GatedRelease, GatedReleaseRun, SparseVector, svt_budget_split
 
 __all__ = [
-    "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "quality_scores", "quality_sensitivity", "gate_mechanisms", "paper_gate", "skip_share",
+    "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "quality_scores", "quality_sensitivity", "gate_mechanisms", "paper_gate", "gate_counts", "skip_share",
     "calibrate_multiplier", "publish_gated", "train_ipp_admm", "SPEC",
 ]
 
@@ -222,6 +222,22 @@ def calibrate_multiplier(budget: Budget, cap: int, svt_share: float = SVT_SHARE,
         iterations = check_integer("iterations", iterations, minimum=1)
     return calibrate_noise(lambda z: _run_event(z, svt_share * budget.epsilon, cap, iterations), budget,
                            lower=0.1, upper=100.0)
+
+
+def gate_counts(rounds: Sequence[Sequence[int]], agents: int, cap: int) -> tuple[list[int], list[int]]:
+    """(broadcasts, queries) per agent from the released sequence of who broadcast in each round:
+    an agent is queried every round until its c-th broadcast (Lyu et al. 2017, Alg. 1 stops there).
+
+    >>> gate_counts([[0, 1], [0], [1], [1]], 2, 2)
+    ([2, 2], [2, 3])
+    """
+    broadcasts, queries = [0] * agents, [0] * agents
+    for sent in rounds:
+        for i in range(agents):
+            if broadcasts[i] < cap:
+                queries[i] += 1
+                broadcasts[i] += i in sent
+    return broadcasts, queries
 
 
 def skip_share(queries: Sequence[int], broadcasts: Sequence[int]) -> float:
@@ -347,8 +363,7 @@ def train_ipp_admm(
     evaluator.record(0, np.zeros((N, d)), np.zeros((N, d)))
     state = decentralised_loop(F, graph, eta=eta, iterations=T, beta=beta, theta0=np.zeros((N, d)), perturb=perturb,
                                publish=publish, on_round=round_recorder(evaluator, T, progress))
-    queries = [run.queries for run in runs]
-    broadcasts = [run.releases for run in runs]
+    broadcasts, queries = gate_counts(rounds, N, cap)
     config.update({"max_grad_norm": state.max_grad_norm, "broadcasts": broadcasts, "broadcast_rounds": rounds,
                    "gate_queries": queries, "gate_skip_share": skip_share(queries, broadcasts),
                    "broadcasts_saved": N * T - sum(broadcasts)})
