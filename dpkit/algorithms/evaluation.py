@@ -1,20 +1,29 @@
 """Evaluation of distributed models: accuracy per agent and of the average, empirical risk, consensus gap.
 
-:class:`Evaluator` records a per-iteration history (a dict of equal-length lists) while an
-algorithm runs:
+:class:`Evaluator` records two per-iteration records (dicts of equal-length lists) while an
+algorithm runs. ``history`` holds only numbers computed from the agents' *published* models and
+the held-out test rows, so the run's ε covers it (post-processing of released values):
 
 ``iteration``
     t (0 = initial point).
+``consensus_gap``
+    max_i ||θ_i − θ̄||₂ with θ̄ the average of the agents' published models.
+``test_accuracy``
+    accuracy of θ̄ on the test set (NaN without one).
+``test_risk``
+    mean logistic loss ℓ(y θ̄ᵀx) of θ̄ on the test set (NaN without one).
+
+``diagnostics`` holds numbers computed on the agents' private training rows or private state
+*without noise*; the run's ε does **not** cover them (:data:`DIAGNOSTIC_LABEL`):
+
+``iteration``
+    as above.
 ``empirical_risk``
-    (1/N) Σ_i (1/|D_i|) Σ_n ℓ(y θ_iᵀx) of each agent's current (released) model on its own data,
+    (1/N) Σ_i (1/|D_i|) Σ_n ℓ(y θ_iᵀx) of each agent's current model on its own private data,
     without regulariser or clipping (Ding et al. 2020 §5 "average training loss"; Huang et al. 2019
     §VI "empirical loss").
-``consensus_gap``
-    max_i ||θ_i − θ̄||₂ with θ̄ the average of the agents' models.
 ``dual_sum``
     ||Σ_i λ_i||₂ (0 up to rounding for every ADMM variant here: the dual invariant).
-``test_accuracy``
-    accuracy of θ̄ on the test set (if one is given).
 """
 
 from __future__ import annotations
@@ -26,7 +35,11 @@ import numpy as np
 from dpkit.algorithms.data import Dataset
 from dpkit.algorithms.losses import empirical_value
 
-__all__ = ["accuracy", "accuracies", "majority_accuracy", "empirical_risk", "consensus_gap", "Evaluator"]
+__all__ = ["accuracy", "accuracies", "majority_accuracy", "empirical_risk", "consensus_gap", "Evaluator",
+           "DIAGNOSTIC_LABEL"]
+
+DIAGNOSTIC_LABEL = "not covered by epsilon: computed on private data without noise"
+"""The label every diagnostic carries (in results, ``--out`` files, text output, reports and plots)."""
 
 
 def accuracy(theta: np.ndarray, data: Dataset) -> float:
@@ -63,16 +76,17 @@ def consensus_gap(thetas: np.ndarray) -> float:
 
 
 class Evaluator:
-    """Collects the per-iteration history (see module docstring); ``every`` thins the record (last t always kept)."""
+    """Collects the per-iteration ``history`` and ``diagnostics`` (module docstring); ``every`` thins
+    the record (last t always kept)."""
 
     def __init__(self, loss, parts: Sequence[Dataset], test: Dataset | None = None, every: int = 1):
         self.loss = loss
         self.parts = list(parts)
         self.test = test
         self.every = max(1, int(every))
-        self.history: dict[str, list[float]] = {
-            "iteration": [], "empirical_risk": [], "consensus_gap": [], "dual_sum": [], "test_accuracy": []
-        }
+        self.history: dict[str, list[float]] = {"iteration": [], "consensus_gap": [], "test_accuracy": [],
+                                                "test_risk": []}
+        self.diagnostics: dict[str, list[float]] = {"iteration": [], "empirical_risk": [], "dual_sum": []}
         self._stacked = None
         sizes = {p.n for p in self.parts}
         if len(sizes) == 1:
@@ -91,7 +105,12 @@ class Evaluator:
         if h["iteration"] and h["iteration"][-1] == t:
             return
         h["iteration"].append(int(t))
-        h["empirical_risk"].append(self._risk(thetas))
         h["consensus_gap"].append(consensus_gap(thetas))
-        h["dual_sum"].append(float(np.linalg.norm(np.sum(duals, axis=0))) if duals is not None else 0.0)
-        h["test_accuracy"].append(accuracy(thetas.mean(axis=0), self.test) if self.test is not None else float("nan"))
+        average = thetas.mean(axis=0)
+        h["test_accuracy"].append(accuracy(average, self.test) if self.test is not None else float("nan"))
+        h["test_risk"].append(float(empirical_value(self.loss, average, self.test.X, self.test.y))
+                              if self.test is not None else float("nan"))
+        g = self.diagnostics
+        g["iteration"].append(int(t))
+        g["empirical_risk"].append(self._risk(thetas))
+        g["dual_sum"].append(float(np.linalg.norm(np.sum(duals, axis=0))) if duals is not None else 0.0)

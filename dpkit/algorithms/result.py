@@ -7,6 +7,14 @@ returned ``model`` and ``models``: they are post-processing of the released valu
 :class:`PaperClaim`, never an accountant's result (it may not be a valid bound).
 ``extra_guarantees`` hold further accountant results over named sub-ledgers (e.g. a label-only
 guarantee), each labelled by its key.
+
+Release and diagnostics: everything in a result except ``diagnostics`` is covered by the
+printed ε: the models, the history of published values and test-set scores, the ledger, the
+guarantees and the configuration (data-independent parameters, calibrated noise scales and
+which agent published when). ``diagnostics`` holds what was computed on private data without
+noise (the training risk and dual sums per round, the solver's largest gradient norm: the
+config keys in :data:`DIAGNOSTIC_KEYS`), labelled :data:`~dpkit.algorithms.evaluation.DIAGNOSTIC_LABEL`.
+:meth:`TrainingResult.to_dict` leaves it out unless asked.
 """
 
 from __future__ import annotations
@@ -20,10 +28,14 @@ import numpy as np
 from dpkit.accounting.base import AccountingResult
 from dpkit.accounting.tightest import TightestAccountant
 from dpkit.algorithms.data import Dataset
-from dpkit.algorithms.evaluation import Evaluator, accuracies, accuracy
+from dpkit.algorithms.evaluation import DIAGNOSTIC_LABEL, Evaluator, accuracies, accuracy
 from dpkit.mechanisms.ledger import PrivacyLedger
 
-__all__ = ["PaperClaim", "TrainingResult", "account", "finish"]
+__all__ = ["PaperClaim", "TrainingResult", "account", "finish", "DIAGNOSTIC_KEYS"]
+
+DIAGNOSTIC_KEYS = ("max_grad_norm",)
+"""Config keys an algorithm may set that are computed on private data without noise:
+:func:`finish` moves them from ``config`` to ``diagnostics``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +111,8 @@ class TrainingResult:
     model
         The returned model (post-processing of released values).
     history
-        Per-iteration record (:class:`~dpkit.algorithms.evaluation.Evaluator`).
+        Per-iteration record of published values and test-set scores
+        (:class:`~dpkit.algorithms.evaluation.Evaluator`); covered by ε.
     ledger
         What the mechanisms drew, per agent.
     guarantee
@@ -111,12 +124,17 @@ class TrainingResult:
     accuracy, agent_accuracies
         Test accuracy of ``model`` and of each agent's model (None/() without a test set).
     seconds
-        Wall time of the training loop.
+        Wall time: of the whole call, noise calibration included, when the run comes from
+        :func:`dpkit.algorithms.train` (the loop alone is then ``config["seconds_loop"]``);
+        of the training loop when an algorithm function is called directly.
     config
         Every parameter of the run (budgets, calibrated noise scales, hyperparameters and
         where each default came from).
     notes
         Caveats.
+    diagnostics
+        Numbers computed on private data without noise, *not covered by ε*: ``history`` (per-round
+        training risk and dual sum) and the :data:`DIAGNOSTIC_KEYS` the algorithm reported.
     """
 
     algorithm: str
@@ -133,6 +151,7 @@ class TrainingResult:
     config: dict[str, Any]
     notes: tuple[str, ...] = ()
     extra_guarantees: dict[str, AccountingResult] = dataclasses.field(default_factory=dict)
+    diagnostics: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def epsilon(self) -> float | None:
@@ -144,9 +163,10 @@ class TrainingResult:
         """The paper's claimed ε (None without a claim)."""
         return None if self.paper_claim is None else self.paper_claim.epsilon
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
-        return {
+    def to_dict(self, diagnostics: bool = False) -> dict[str, Any]:
+        """JSON-ready dictionary of the release; with ``diagnostics=True`` also a ``"diagnostics"``
+        part (its ``"label"`` says that ε does not cover it)."""
+        out = {
             "algorithm": self.algorithm,
             "variant": self.variant,
             "accuracy": self.accuracy,
@@ -165,6 +185,9 @@ class TrainingResult:
             "config": _plain(self.config),
             "notes": list(self.notes),
         }
+        if diagnostics:
+            out["diagnostics"] = {"label": DIAGNOSTIC_LABEL, **_plain(self.diagnostics)}
+        return out
 
 
 def finish(
@@ -173,12 +196,17 @@ def finish(
     paper_claim: PaperClaim | None = None, notes: tuple[str, ...] = (),
     extra_guarantees: dict[str, AccountingResult] | None = None,
 ) -> TrainingResult:
-    """Assemble a :class:`TrainingResult`: account ``ledger`` at ``delta`` and score ``model`` on ``test``."""
+    """Assemble a :class:`TrainingResult`: account ``ledger`` at ``delta``, score ``model`` on ``test``
+    and move the evaluator's diagnostics and the :data:`DIAGNOSTIC_KEYS` of ``config`` to ``diagnostics``."""
     guarantee = None if delta is None else account(ledger, delta)
+    config = dict(config)
+    diagnostics: dict[str, Any] = {"history": evaluator.diagnostics}
+    diagnostics.update({key: config.pop(key) for key in DIAGNOSTIC_KEYS if key in config})
     return TrainingResult(
         algorithm=algorithm, variant=variant, models=np.asarray(models), model=np.asarray(model),
         history=evaluator.history, ledger=ledger, guarantee=guarantee, paper_claim=paper_claim,
         accuracy=None if test is None else accuracy(model, test),
         agent_accuracies=() if test is None else tuple(float(a) for a in accuracies(models, test)),
-        seconds=seconds, config=dict(config), notes=tuple(notes), extra_guarantees=dict(extra_guarantees or {}),
+        seconds=seconds, config=config, notes=tuple(notes), extra_guarantees=dict(extra_guarantees or {}),
+        diagnostics=diagnostics,
     )

@@ -7,10 +7,23 @@ A thin layer over :func:`dpkit.algorithms.train`. Examples::
     dpkit train --algorithm dp-logreg --epsilon 1 --option step_size=2 --out run.json
 
 ``--data`` is ``adult`` (the packaged UCI Adult, default), ``builtin`` (statsmodels' Fair data),
-``synthetic``, an Adult directory, or a CSV/LIBSVM file. ``--option KEY=VALUE`` (repeatable)
+``synthetic``, an Adult directory, or a CSV/LIBSVM file. ``--format csv|libsvm`` says how to
+read a file (without it the extension must be ``.csv``, ``.libsvm`` or ``.svm``, and the output
+says the format was taken from it); ``--label COLUMN`` names a CSV's label column by header name
+or 0-based index (default: the last column; a header line is detected as a non-numeric first line).
+A file's features are scaled only from what is public: ``--bounds B1,B2,...`` (one public bound
+per feature column: divided by it and clipped to [-1, 1]) or ``--public-scaling`` (the file's
+column maxima, which the user declares public); by default no column scaling. Every row is then
+scaled to norm <= 1, a per-record step. The output says which was used. ``--option KEY=VALUE`` (repeatable)
 passes an algorithm option (values are read as JSON numbers/booleans where they parse, strings
 otherwise). ``--out FILE`` writes the full result (model and history included) atomically; an
 existing file is kept unless ``--force`` is given, and the path is checked before training.
+
+Everything printed and written is covered by the printed ε, except the *diagnostics*: numbers
+computed on the private training rows without noise (per-round training risk and dual sums, the
+solver's largest gradient norm). ``--out`` writes them only with ``--diagnostics``, in a part
+labelled "not covered by epsilon", and the text output then prints that part's final values
+under the same label.
 
 The text output puts the test accuracy next to the majority-class accuracy, and the ε the
 accountant certifies for the run (record-level, over the ledger) next to the paper's claim.
@@ -21,6 +34,7 @@ and history.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import tempfile
@@ -28,7 +42,8 @@ from typing import Any
 
 from dpkit._progress import progress as progress_bar
 from dpkit._threads import single_threaded_blas
-from dpkit.algorithms.data import ADULT_VARIANTS, load_dataset
+from dpkit.algorithms.data import ADULT_VARIANTS, DATA_FORMATS, file_format, load_dataset
+from dpkit.algorithms.evaluation import DIAGNOSTIC_LABEL
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.result import TrainingResult
 from dpkit.algorithms import train
@@ -48,6 +63,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--data", default="adult",
                         help="'adult' (packaged UCI Adult, default), 'builtin', 'synthetic', an Adult directory, "
                              "or a CSV/LIBSVM file")
+    parser.add_argument("--format", choices=DATA_FORMATS,
+                        help="how to read a --data file (default: from its extension .csv/.libsvm/.svm, or refused)")
+    parser.add_argument("--label", metavar="COLUMN",
+                        help="label column of a CSV file: header name or 0-based index (default: the last column)")
+    parser.add_argument("--bounds", metavar="B1,B2,...",
+                        help="public bound of each feature column of a --data file (columns divided by it, clipped)")
+    parser.add_argument("--public-scaling", action="store_true",
+                        help="scale a --data file's columns by their maxima, declaring those maxima public")
     parser.add_argument("--encoding", default="104", choices=ADULT_VARIANTS, help="Adult encoding (d; default 104)")
     parser.add_argument("--epsilon", type=float, help="total privacy budget epsilon of the run (private algorithms)")
     parser.add_argument("--delta", type=float, help="total delta (default: the algorithm's)")
@@ -64,6 +87,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", help="write the full JSON result to this file (atomically)")
     parser.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    parser.add_argument("--diagnostics", action="store_true",
+                        help="also write and print the diagnostics: numbers computed on the private training data "
+                             "without noise, NOT covered by epsilon")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -129,10 +155,18 @@ def write_atomically(path: str, text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     check_out(args.out, args.force)
     options = parse_options(args.option)
+    label = args.label
+    if label is not None and label.strip().lstrip("-").isdigit():
+        label = int(label)
+    bounds = None if args.bounds is None else parse_bounds(args.bounds)
     try:
-        data = load_dataset(args.data, variant=args.encoding, rng=args.seed)
+        with options_named({"format": "--format", "label": "--label", "label_column": "--label", "bounds": "--bounds",
+                            "public_scaling": "--public-scaling"}):
+            data = load_dataset(args.data, variant=args.encoding, rng=args.seed, format=args.format, label=label,
+                                bounds=bounds, public_scaling=args.public_scaling)
     except FileNotFoundError as error:  # a usage error: exit 2 with one line
         raise ValueError(str(error)) from None
+    read_as = _read_as(args.data, args.format, label, bounds is not None, args.public_scaling)
     bar = None
 
     def tick(t: int, total: int) -> None:
@@ -149,18 +183,42 @@ def run(args: argparse.Namespace) -> int:
     if bar is not None:
         for _ in bar:
             pass
-    full = result.to_dict()
+    if read_as is not None:
+        result = dataclasses.replace(result, config={**result.config, "data_read_as": read_as})
+    full = result.to_dict(diagnostics=args.diagnostics)
     if args.out:
         write_atomically(args.out, json.dumps(full, indent=1))
     if args.json:
         print(json.dumps({k: v for k, v in full.items() if k not in SUMMARY_OMITS}))
         return 0
-    print(summary(result))
+    print(summary(result, diagnostics=args.diagnostics))
     return 0
 
 
-def summary(result: TrainingResult) -> str:
-    """The text output: accuracy beside the majority class, certified ε beside the paper's claim."""
+def parse_bounds(text: str) -> list[float]:
+    """``"90,1e6,99"`` → ``[90.0, 1000000.0, 99.0]`` (ValueError naming --bounds otherwise)."""
+    try:
+        return [float(item) for item in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--bounds must be comma-separated numbers, got --bounds {text!r}") from None
+
+
+def _read_as(data: str, format: str | None, label: int | str | None, bounds: bool, public: bool) -> str | None:
+    """How a data file was read (format and how it was chosen, label column, scaling); None for a named dataset."""
+    if not os.path.isfile(data) or data in ("adult", "builtin", "synthetic"):
+        return None
+    kind, how = file_format(data, format)
+    scaling = ("public bounds (--bounds)" if bounds else "column maxima declared public (--public-scaling)" if public
+               else "none (rows scaled to norm <= 1 only)")
+    if kind == "libsvm":
+        return f"LIBSVM ({'--format' if how == 'given' else how}; label: the first field of each line; scaling: {scaling})"
+    column = "the last column" if label is None else f"column {label!r}"
+    return f"CSV ({'--format' if how == 'given' else how}; label: {column}; scaling: {scaling})"
+
+
+def summary(result: TrainingResult, diagnostics: bool = False) -> str:
+    """The text output: accuracy beside the majority class, certified ε beside the paper's claim;
+    with ``diagnostics`` also the last diagnostic values, under their label."""
     config = result.config
     accuracy = "n/a" if result.accuracy is None else f"{result.accuracy:.4f}"
     majority = config.get("majority_accuracy")
@@ -168,6 +226,7 @@ def summary(result: TrainingResult) -> str:
         f"algorithm          {result.algorithm} ({result.variant})",
         f"data               {config.get('data')}: {config.get('n_train')} training rows, {config.get('n_test')} test "
         f"rows, d = {config.get('dimension')}",
+        *([f"read as            {config['data_read_as']}"] if config.get("data_read_as") else []),
         f"test accuracy      {accuracy}   (majority class {'n/a' if majority is None else f'{majority:.4f}'})",
     ]
     if result.guarantee is None:
@@ -184,4 +243,22 @@ def summary(result: TrainingResult) -> str:
         lines.append("paper's claim      none (no paper variant)")
     lines.append(f"iterations         {config.get('iterations')}")
     lines.append(f"seconds            {result.seconds:.2f}")
+    lines.extend(f"warning            {note[len('warning: '):]}" for note in result.notes if note.startswith("warning: "))
+    if diagnostics:
+        lines.append(f"diagnostics        ({DIAGNOSTIC_LABEL})")
+        for key, value in diagnostic_lines(result.diagnostics):
+            lines.append(f"  {key:<17}{value}")
     return "\n".join(lines)
+
+
+def diagnostic_lines(diagnostics: dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, last value) of each diagnostic: a scalar, or a per-round series' final entry."""
+    out = []
+    for key, value in diagnostics.items():
+        if key == "history":
+            for name, series in value.items():
+                if name != "iteration" and series:
+                    out.append((f"{name} (last)", f"{series[-1]:.6g}"))
+        elif isinstance(value, (int, float)):
+            out.append((key, f"{value:.6g}"))
+    return out

@@ -103,7 +103,7 @@ def test_libsvm_and_csv_loaders(tmp_path):
     c = tmp_path / "toy.csv"
     c.write_text("a,b,label\n1,2,1\n3,4,0\n")
     ds = D.load_csv(c)
-    assert ds.feature_names == ("a", "b") and ds.y.tolist() == [1, -1]
+    assert ds.feature_names == ("a", "b", "bias") and ds.y.tolist() == [1, -1]
     assert np.all(np.linalg.norm(ds.X, axis=1) <= 1.0)
     c.write_text("1,2,1\n3,4\n")
     with pytest.raises(ValueError, match="line 2"):
@@ -137,3 +137,59 @@ def test_binary_files_and_bad_label_columns_are_named_errors(tmp_path):
     with pytest.raises(ValueError, match="label_column=99 is out of range.*3 columns"):
         load_csv(table, label_column=99)
     assert load_csv(table, label_column=-1).n == 2
+
+
+def test_csv_label_column_by_name_or_index_and_errors_name_the_column(tmp_path):
+    table = tmp_path / "survey.csv"
+    table.write_text("income,age,hours\n1,30,40\n0,50,20\n1,41,38\n")
+    by_name = D.load_csv(table, label_column="income", preprocess=False)
+    by_index = D.load_csv(table, label_column=0, preprocess=False)
+    assert by_name.feature_names == by_index.feature_names == ("age", "hours")
+    assert by_name.y.tolist() == by_index.y.tolist() == [1, -1, 1]
+    assert by_name.X.tolist() == [[30, 40], [50, 20], [41, 38]]
+    with pytest.raises(ValueError, match="label column 'salary' is not in the header.*income, age, hours"):
+        D.load_csv(table, label_column="salary")
+    with pytest.raises(ValueError, match=r"-1/0/\+1 in .* at line 2, label column 2 \('hours'\), got '40'"):
+        D.load_csv(table, label_column="hours")
+    table.write_text("income,age,hours\n1,30,40\n0,fifty,20\n")
+    with pytest.raises(ValueError, match=r"line 3, column 1 \('age'\): 'fifty' is not a number"):
+        D.load_csv(table, label_column="income")
+    bare = tmp_path / "bare.csv"
+    bare.write_text("1,30,40\n0,50,20\n")
+    with pytest.raises(ValueError, match="no header line"):
+        D.load_csv(bare, label_column="income")
+
+
+def test_file_format_is_given_or_stated_never_guessed(tmp_path):
+    text = tmp_path / "table.txt"
+    text.write_text("a,b,label\n1,2,1\n3,4,0\n")
+    with pytest.raises(ValueError, match=r"cannot tell the format of .*table.txt.*\(\.txt\).*--format"):
+        D.load_dataset(str(text))
+    assert D.load_dataset(str(text), format="csv").feature_names == ("a", "b", "bias")
+    with pytest.raises(ValueError, match="malformed label.*line 1"):
+        D.load_dataset(str(text), format="libsvm")  # a CSV line is not a LIBSVM line: refused, not misread
+    assert D.file_format(str(tmp_path / "x.svm")) == ("libsvm", "from the extension .svm")
+    (tmp_path / "x.svm").write_text("+1 1:1\n")
+    with pytest.raises(ValueError, match="label applies to CSV files only"):
+        D.load_dataset(str(tmp_path / "x.svm"), label=0)
+    with pytest.raises(ValueError, match="data files only"):
+        D.load_dataset("adult", label="income")
+
+
+def test_file_scaling_uses_public_bounds_or_nothing_from_the_rows(tmp_path):
+    """A user's file is scaled by bounds the user gives, by column maxima the user declares public,
+    or not at all: by default a row's features do not depend on any other row."""
+    table = tmp_path / "t.csv"
+    table.write_text("a,b,label\n0.5,0.2,1\n0.1,0.1,0\n")
+    alone = D.load_csv(table)
+    table.write_text("a,b,label\n0.5,0.2,1\n0.1,0.1,0\n40,0.3,1\n")
+    assert np.array_equal(D.load_csv(table).X[:2], alone.X)  # a new row changes no other row
+    bounded = D.load_csv(table, bounds=[10.0, 1.0], intercept=False)
+    assert bounded.X[2, 0] == pytest.approx(1.0 / np.hypot(1.0, 0.3)) and bounded.X[0, 0] == pytest.approx(0.05)
+    assert D.load_csv(table, public_scaling=True, intercept=False).X[0, 0] == pytest.approx(0.5 / 40)
+    prior = D.load_csv(table, bounds=[10.0, 1.0])  # the bias column lets a model predict the class prior
+    assert prior.feature_names[-1] == "bias" and np.all(prior.X[:, -1] > 0)
+    with pytest.raises(ValueError, match="one bound per feature column"):
+        D.load_csv(table, bounds=[1.0])
+    with pytest.raises(ValueError, match="bounds or public_scaling"):
+        D.load_dataset(str(table), bounds=[1.0, 1.0], public_scaling=True)

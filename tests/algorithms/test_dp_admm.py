@@ -105,7 +105,7 @@ def test_paper_variant_noise_claim_and_total():
     assert res.config["sigma_first_last"] == pytest.approx(want, rel=1e-9)
     assert res.paper_claim.epsilon == pytest.approx(0.1) and res.paper_claim.valid
     assert res.guarantee.epsilon == pytest.approx(0.7510, abs=6e-5)
-    assert max(res.history["dual_sum"][1:]) < 1e-10  # Σ_i γ_i^k = 0 for k ≥ 1
+    assert max(res.diagnostics["history"]["dual_sum"][1:]) < 1e-10  # Σ_i γ_i^k = 0 for k ≥ 1
 
 
 # ----------------------------------------------------------------------------- ledger, calibration, outputs

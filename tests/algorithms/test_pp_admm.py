@@ -118,7 +118,7 @@ def test_pp_corrected_ledger_equals_draws_and_outputs_are_covered(monkeypatch):
     last = np.stack([out for _, _, out in rec.draws[-len(parts):]])
     assert np.array_equal(res.models, last)
     assert np.array_equal(res.model, last.mean(axis=0))
-    assert max(res.history["dual_sum"]) < 1e-10  # Σ_i λ_i = 0 with noisy broadcasts
+    assert max(res.diagnostics["history"]["dual_sum"]) < 1e-10  # Σ_i λ_i = 0 with noisy broadcasts
 
 
 def test_pp_paper_ledger_records_objective_and_output_draws(monkeypatch):
@@ -176,7 +176,7 @@ def test_ipp_gate_ledger_cap_and_coverage(monkeypatch):
     for i in range(len(parts)):
         mine = [out for _, s, out in rec.draws if s == res.ledger.entries(i)[0][0].events[1].event.sigma]
         assert np.array_equal(res.models[i], mine[-1] if mine else np.zeros(parts[0].d))
-    assert max(res.history["dual_sum"]) < 1e-10
+    assert max(res.diagnostics["history"]["dual_sum"]) < 1e-10
 
 
 def test_ipp_paper_variant_records_every_objective_step():
@@ -192,7 +192,8 @@ def test_ipp_paper_variant_records_every_objective_step():
 
 
 def test_ipp_corrected_gate_admits_and_records_max_queries():
-    """Default threshold −ADMIT·(b₁ + b₂): a query q ≥ 0 is ⊥ with probability ≤ e^{−ADMIT}
+    """Default threshold: the paper's α = 1e-3 (Ding et al. 2020, Fig. 4); the admitting threshold
+    −ADMIT·(b₁ + b₂) of gate_mechanisms(alpha=None): a query q ≥ 0 is ⊥ with probability ≤ e^{−ADMIT}
     (union bound on the two Laplace tails); the gate's event carries k = T."""
     from scipy.stats import binom
 
@@ -203,8 +204,9 @@ def test_ipp_corrected_gate_admits_and_records_max_queries():
     for i in range(len(parts)):
         (event, _), = res.ledger.entries(i)
         assert event.events[0].max_queries == 5 and event.events[0].cutoff == 2
-    b1, b2 = res.config["svt_noise_scales"][0]
-    assert res.config["alpha"][0] == pytest.approx(-ADMIT * (b1 + b2), rel=1e-12)
+    assert res.config["alpha"] == [1e-3] * len(parts)
+    assert res.config["gate_skip_share"] == pytest.approx(
+        1 - sum(res.config["broadcasts"]) / sum(res.config["gate_queries"]))
     gate = gate_mechanisms([GaussianMechanism(sigma=1.0, sensitivity=0.2)], [100], epsilon_svt=0.1, cap=1, clip=2.0,
                            alpha=None)[0].gate
     assert gate.threshold == pytest.approx(-ADMIT * (gate.threshold_scale + gate.query_scale), rel=1e-12)

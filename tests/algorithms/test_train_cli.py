@@ -143,3 +143,74 @@ def test_cli_errors(capsys, tmp_path):
     code, _, err = _run(capsys, "--algorithm", "dp-logreg", "--data", "synthetic", "--epsilon", "1", "--option", "lam")
     assert code == 2 and "KEY=VALUE" in err
 
+
+
+def test_cli_out_writes_diagnostics_only_when_asked(capsys, tmp_path):
+    """The private-data numbers (training risk, solver gradient norm) reach --out only with
+    --diagnostics, and then only inside the part labelled as not covered by epsilon."""
+    plain, asked = tmp_path / "plain.json", tmp_path / "asked.json"
+    argv = ("--algorithm", "pp-admm", "--data", "synthetic", "--epsilon", "1", "--agents", "3", "--iterations", "3",
+            "--n-train", "900", "--quiet")
+    code, out, _ = _run(capsys, *argv, "--out", str(plain))
+    assert code == 0 and "diagnostics" not in out
+    document = json.loads(plain.read_text())
+    assert "diagnostics" not in document and "empirical_risk" not in json.dumps(document)
+    assert "max_grad_norm" not in document["config"]
+    code, out, _ = _run(capsys, *argv, "--out", str(asked), "--diagnostics")
+    full = json.loads(asked.read_text())
+    assert code == 0 and "not covered by epsilon" in out and "empirical_risk (last)" in out
+    assert full["diagnostics"]["label"].startswith("not covered by epsilon")
+    assert len(full["diagnostics"]["history"]["empirical_risk"]) == len(full["history"]["iteration"])
+    for doc in (full, document):
+        del doc["seconds"], doc["config"]["seconds_loop"]
+    assert {k: v for k, v in full.items() if k != "diagnostics"} == document
+
+
+def test_seconds_include_the_noise_calibration(monkeypatch):
+    """``seconds`` is the whole call: a calibration that takes (at least) 0.3 s shows in it, not in the loop's time."""
+    import time
+
+    from dpkit.algorithms import dp_logreg
+
+    calibrate = dp_logreg.calibrate_gradient_noise
+
+    def slow(*args, **kwargs):
+        time.sleep(0.3)
+        return calibrate(*args, **kwargs)
+
+    monkeypatch.setattr(dp_logreg, "calibrate_gradient_noise", slow)
+    result = train("dp-logreg", DATA, epsilon=1.0, n_train=900, iterations=5)
+    assert result.seconds >= 0.3 + result.config["seconds_loop"]
+
+
+def test_cli_label_and_format_choose_how_a_file_is_read(capsys, tmp_path):
+    """The label column is the one named, not the last one; a .txt file is read only as the format given."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (600, 3))
+    label = (x @ [2.0, -1.0, 0.5] > 0).astype(int)
+    flag = rng.integers(0, 2, 600)  # a 0/1 column that is not the label, last as a careless export puts it
+    table = tmp_path / "table.txt"
+    table.write_text("y,a,b,c,flag\n" + "".join(f"{l},{r[0]},{r[1]},{r[2]},{f}\n" for l, r, f in zip(label, x, flag)))
+    argv = ("--algorithm", "dp-logreg", "--data", str(table), "--epsilon", "5", "--quiet", "--json")
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and "--format" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = _run(capsys, *argv, "--format", "csv", "--label", "y")
+    payload = json.loads(out)
+    assert code == 0 and payload["config"]["dimension"] == 5  # a, b, c, flag and the bias column
+    assert payload["config"]["data_read_as"] == "CSV (--format; label: column 'y'; scaling: none (rows scaled to norm <= 1 only))"
+    code, out, _ = _run(capsys, *argv, "--format", "csv", "--label", "0")
+    assert code == 0 and json.loads(out)["accuracy"] == payload["accuracy"]
+    code, _, err = _run(capsys, *argv, "--format", "csv", "--label", "income")
+    assert code == 2 and "'income' is not in the header" in err
+
+
+def test_few_rows_per_agent_are_warned_in_the_result_and_the_text(capsys):
+    from dpkit.algorithms.training import MIN_ROWS_PER_AGENT
+
+    result = train("pp-admm", DATA, epsilon=1.0, agents=3, iterations=2, n_train=900)
+    assert any(note.startswith("warning: agents hold as few as 300 rows") for note in result.notes)
+    assert not any(n.startswith("warning") for n in train("admm", DATA, agents=3, iterations=2, n_train=900).notes)
+    assert 300 < MIN_ROWS_PER_AGENT
+    code, out, _ = _run(capsys, "--algorithm", "pp-admm", "--data", "synthetic", "--epsilon", "1", "--agents", "3",
+                        "--iterations", "2", "--n-train", "900", "--quiet")
+    assert code == 0 and "warning            agents hold as few as 300 rows" in out

@@ -388,7 +388,7 @@ def test_plotted_data_are_the_reports_numbers(written, tmp_path):
     accuracy = _lines(figure, 0)
     assert list(accuracy["private"].get_ydata()) == training["history"]["test_accuracy"]
     assert list(accuracy["non-private (admm)"].get_ydata()) == training["nonprivate"]["history"]["test_accuracy"]
-    assert list(_lines(figure, 1)["private"].get_ydata()) == training["history"]["empirical_risk"]
+    assert list(_lines(figure, 1)["private"].get_ydata()) == training["history"]["test_risk"]
 
     audit = report["documents"][2]["audit"]
     figure = plots.plot_tradeoff(report, tmp_path / "f.png")
