@@ -91,7 +91,8 @@ _CODE_OFFSET = 1100  # binades run from -1073 to 1024
 
 def ulp_code(x: np.ndarray) -> np.ndarray:
     """One integer code per output for the grid it lies on: ``sign · ((e + 1100) · 64 + t)`` with
-    ``x = m · 2^e`` (``m ∈ [0.5, 1)``, the binade) and ``t`` = :func:`trailing_zeros`; 0 for ±0,
+    ``x = m · 2^e`` (``m ∈ [0.5, 1)``, the binade) and ``t = g − e + 53`` (:func:`granularity` ``g``; the
+    :func:`trailing_zeros` of a normal ``x``); 0 for ±0,
     NaN for NaN and ±inf. Two outputs share a code when they lie in the same binade on the same
     power-of-two lattice ``2^(e − 53 + t)`` and no finer.
 
@@ -100,7 +101,7 @@ def ulp_code(x: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(x, dtype=np.float64)
     exponent = np.frexp(x)[1].astype(np.float64)
-    code = (exponent + _CODE_OFFSET) * 64.0 + trailing_zeros(x)
+    code = (exponent + _CODE_OFFSET) * 64.0 + (granularity(x) - exponent + 53.0)  # t = tz, subnormals too
     return np.where(x == 0.0, 0.0, np.sign(x) * code)
 
 
