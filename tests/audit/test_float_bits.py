@@ -89,3 +89,14 @@ def test_mechanisms_that_ignore_the_input_are_never_refuted(centre, scale, seed)
 
     r = audit(same, [([0.0], [1.0])], claimed_epsilon=0.5, samples=40_000, rng=seed, float_bits=True)
     assert not r.violation
+
+
+def test_dpkit_gaussian_mechanism_is_refuted_as_executed():
+    # its label: floating_point_safe = False; numpy's ziggurat normal cannot be replayed, the bits refute it
+    from dpkit.mechanisms.gaussian import GaussianMechanism
+
+    mech = GaussianMechanism.from_epsilon_delta(1.0, 1e-5)
+    assert not mech.floating_point_safe
+    r = audit(mech.as_audit_callable(), [([0.0], [1.0])], claimed_epsilon=1.0, claimed_delta=1e-5,
+              samples=1_000_000, rng=0, float_events=True)
+    assert r.violation and r.epsilon_lower_bound > 5.0
