@@ -524,7 +524,7 @@ class Families:
     patterns: bool = True
 
     @classmethod
-    def from_sample(cls, first: np.ndarray, second: np.ndarray, bits: bool = True) -> "Families":
+    def from_sample(cls, first: np.ndarray, second: np.ndarray, bits: bool = False) -> "Families":
         """Features of ``(n, d)`` outputs: each coordinate (at most 32), and for vectors the sum,
         max, min, arg-max, number of ⊥ (if any) and a logistic score fitted on both samples; with
         ``bits`` and non-integer outputs, the float-bit features of the first 4 coordinates."""
