@@ -57,7 +57,7 @@ from dpkit.audit.events import (
     predicted_bound,
     shrunk_frequencies,
 )
-from dpkit.audit.float_events import UNREACHABLE_MASS, find_float_witness
+from dpkit.audit.float_events import UNREACHABLE_MASS, FloatReachability, float_reachability
 from dpkit.audit.pairs import resolve_pairs
 from dpkit.audit.result import AuditResult
 from dpkit.audit.runner import Runner
@@ -195,7 +195,7 @@ def _validate(runner: Runner, pair_list: list[Any], shortlist: list[Candidate], 
 
 
 def _selection(runner: Runner, pair_list: list[Any], plan: _Plan, delta: float, confirm: int, z: float,
-               objective: str) -> list[Candidate]:
+               objective: str, bits: bool = True) -> list[Candidate]:
     """Screen every pair (in-memory sample, dropped after use), refine the best ones (streamed)."""
     state: dict[int, tuple[Families, Tally, Tally]] = {}
     found: dict[int, list[Candidate]] = {}
@@ -205,7 +205,7 @@ def _selection(runner: Runner, pair_list: list[Any], plan: _Plan, delta: float, 
         if x1.shape[1] != x2.shape[1]:
             raise ValueError(f"outputs on the two inputs of pair {pair.label!r} must have the same shape, "
                              f"got {x1.shape[1]} and {x2.shape[1]} values per output")
-        families = Families.from_sample(x1, x2)
+        families = Families.from_sample(x1, x2, bits=bits)
         state[i] = (families, families.tally(x1), families.tally(x2))
         found[i] = candidates_from_tallies(families, state[i][1], state[i][2], i, delta=delta, confirm_size=confirm,
                                            z=z, objective=objective)
@@ -253,12 +253,23 @@ def _float_result(witness: Any, pair_list: list[Any], used: int, start: float, c
         assumption=FLOAT_ASSUMPTION)
 
 
+def _float_check_summary(reach: FloatReachability) -> str:
+    """One line on what the replay check of ``float_events=True`` did (it spends α only if it ran)."""
+    if reach.analysed:
+        return (f"replayed on pairs {list(reach.analysed)}" + (f", skipped {[i for i, _ in reach.skipped]}"
+                                                                if reach.skipped else "")
+                + ("; unreachable outputs found" if reach.witness is not None else "; no unreachable output found"))
+    reason = reach.skipped[0][1] if reach.skipped else "no pair"
+    return ("not run: the mechanism cannot be replayed through crafted numpy uniforms (" + reason
+            + "); no error budget was spent on it, the float-bit events of the outputs were still audited")
+
+
 def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any, claimed_epsilon: float,
           claimed_delta: float = 0.0, confidence: float = 0.95, samples: int | str | None = None, rng: Any = 0,
           executor: concurrent.futures.Executor | None = None, *, sequential: bool = False,
           candidates: int | None = None, selection_fraction: float = 0.2, batch_size: int = 1 << 16,
           progress: Callable[[int, int], None] | None = None, batch_timeout: float | None = None,
-          assumption: str | None = None, float_events: bool = False,
+          assumption: str | None = None, float_events: bool = False, float_bits: bool | None = None,
           on_estimate: Callable[[float], None] | None = None) -> AuditResult:
     """Test the claim "``mechanism`` is (ε, δ)-DP" and lower-bound its true ε.
 
@@ -309,13 +320,26 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         report ε at the claimed δ (:mod:`dpkit.audit.curve`; Nasr et al. 2023); valid only if
         the mechanism's trade-off curve is Gaussian, which ``result.assumption`` states.
     float_events
-        First look for outputs the floating-point implementation produces on one input and
-        cannot produce on the other (:func:`dpkit.audit.float_events.find_float_witness` on 1 %
+        Audit the mechanism as executed on doubles: add the float-bit event families
+        (``float_bits``), and first look by replay for outputs the floating-point
+        implementation produces on one input and cannot produce on the other (:func:`dpkit.audit.float_events.find_float_witness` on 1 %
         of the budget, at most 20 000 outputs); if found, the result is the bound
         ``ln((p_lower − δ)/2⁻⁵³)`` of that witness, ε as executed, labelled with the
         module's assumption (A); otherwise the audit goes on with the rest of the budget. The
         two tests share α = 1 − ``confidence`` (α/2 each), so a true claim is still flagged
-        with probability at most α.
+        with probability at most α. A mechanism the replay cannot analyse (not one uniform
+        per output through the numpy ``Generator`` API: ziggurat normals, library samplers
+        with their own RNG) gets no replay test and no α is spent on it;
+        ``result.float_check`` and a note say which.
+    float_bits
+        ``True`` (default when ``float_events``): the event families include the bits of non-integer outputs
+        (:mod:`dpkit.audit.bits`: the ulp grid, binade and last significand bits of each of the
+        first 4 coordinates), so a floating-point leak of the mechanism *as executed* (Mironov
+        2012; Haney et al. 2022) is refuted from the outputs alone, with no replay and no
+        assumption; the events are selected and confirmed like all others, at no cost in α.
+        ``None`` (default): as ``float_events``. Not on by default yet: every unsnapped
+        float mechanism (numpy's ``laplace``/``normal`` plus a sum) is refuted by them, which
+        is right *as executed* but not what an audit of the real-valued design asks.
     on_estimate
         Callback ``on_estimate(seconds)`` with the predicted total run time, after the first
         batch and again when confirmation starts.
@@ -374,22 +398,25 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     runner.planned = total
 
     tests = 1
-    if float_events:  # two tests of one claim: each gets α/2, so a true claim is flagged with probability ≤ α
-        alpha /= 2.0
-        tests = 2
+    float_check = None
+    if float_events:
         float_budget = min(max(total // 100, _FLOAT_MIN_PER_INPUT * 2 * len(pair_list)), _FLOAT_CAP)
         if total - float_budget < minimum_samples(len(pair_list), selection_fraction):
             raise ValueError(f"samples={total} is too small for float_events=True with {len(pair_list)} pairs: need "
                              f"at least {float_budget + minimum_samples(len(pair_list), selection_fraction)}")
-        found = find_float_witness(mechanism, pair_list, samples=float_budget,
+        reach = float_reachability(mechanism, pair_list, samples=float_budget,
                                    rng=np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(3,))))
-        if found is not None:  # the witness is the best of 2 directions of every pair: Bonferroni over them
-            result = _float_result(found, pair_list, float_budget, start, claimed_epsilon, claimed_delta, confidence,
-                                   alpha / (2 * len(pair_list)), seed)
-            if result.violation:  # otherwise the frequency audit below may still refute the claim
-                return result
+        float_check = _float_check_summary(reach)
         total -= float_budget
         runner.samples += float_budget
+        if reach.analysed:  # two tests of one claim: each gets α/2, so a true claim is flagged with probability ≤ α
+            alpha /= 2.0
+            tests = 2
+            if reach.witness is not None:  # the best of 2 directions of every pair: Bonferroni over them
+                result = _float_result(reach.witness, pair_list, float_budget, start, claimed_epsilon, claimed_delta,
+                                       confidence, alpha / (2 * len(pair_list)), seed)
+                if result.violation:  # otherwise the frequency audit below may still refute the claim
+                    return dataclasses.replace(result, float_check=float_check)
 
     # 1. selection
     spent_before = runner.samples
@@ -399,7 +426,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         raise ValueError(f"samples={total} leaves nothing for confirmation")
     z = float(stats.norm.isf(alpha / (2 * (k_max or 1))))
     objective = "mu" if assumption == "gaussian" else "epsilon"
-    shortlist = _shortlist(_selection(runner, pair_list, plan, claimed_delta, remaining // 2, z, objective))
+    shortlist = _shortlist(_selection(runner, pair_list, plan, claimed_delta, remaining // 2, z, objective,
+                                      bits=bool(float_events if float_bits is None else float_bits)
+                                      and assumption is None))
     if plan.validate > 0 and len(shortlist) > 1:
         validated = _validate(runner, pair_list, shortlist, plan.validate, claimed_delta, remaining // 2, z, objective)
         shortlist = validated if any(math.isfinite(c.predicted) for c in validated) else shortlist
@@ -408,8 +437,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         return AuditResult(0.0, False, 1.0, {"note": "no event had a selection frequency above claimed_delta"},
                            int(runner.samples), time.perf_counter() - start, claimed_epsilon, claimed_delta,
                            confidence, seed, "select-then-confirm: nothing selected", 0,
-                           ("no candidate event; the bound 0 is trivially valid", *_pair_notes(pair_list)),
-                           assumption=GAUSSIAN_ASSUMPTION if assumption else None)
+                           ("no candidate event; the bound 0 is trivially valid", *_float_notes(float_check),
+                            *_pair_notes(pair_list)),
+                           assumption=GAUSSIAN_ASSUMPTION if assumption else None, float_check=float_check)
     k = len(chosen)
     level = alpha / k
     m = (total - (runner.samples - spent_before)) // 2  # all that selection and validation left
@@ -518,11 +548,12 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         seed=seed,
         method=method,
         candidates=k,
-        notes=(*notes, *_pair_notes(pair_list)),
+        notes=(*notes, *_float_notes(float_check), *_pair_notes(pair_list)),
         references=_references(c, sequential, assumption),
         detectable_epsilon=detectable,
         assumption=GAUSSIAN_ASSUMPTION if assumption else None,
         stopping_samples=stopping,
+        float_check=float_check,
     )
 
 
@@ -546,6 +577,11 @@ def _auto_confirmation(best: Candidate, eps: float, delta: float, confidence: fl
     notes.append(f"samples='auto': the selection predicts a refutation at {need} outputs per input; "
                  f"confirmed on {m}")
     return m
+
+
+def _float_notes(float_check: str | None) -> tuple[str, ...]:
+    """The printed note when ``float_events=True`` could not replay the mechanism."""
+    return (f"float_events: replay check {float_check}",) if float_check and float_check.startswith("not run") else ()
 
 
 def _pair_notes(pair_list: list[Any]) -> tuple[str, ...]:

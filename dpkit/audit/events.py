@@ -11,6 +11,11 @@ confirmation can stream through any executor. Families:
 * **Threshold / interval events on a feature** (:class:`FeatureSetEvent`): a coordinate,
   an aggregate (sum, max, min, number of ⊥, arg-max) or a learned score, binned; the event is
   a union of bins (a threshold, an interval, or any set ordered by likelihood ratio).
+* **Bits of floating-point outputs** (features ``ulp`` and ``lowbits``, :mod:`dpkit.audit.bits`):
+  per coordinate, the binade and the number of zero low mantissa bits (the ulp grid the output
+  lies on), and the last 4 bits of the significand, as discrete codes; an output whose grid is
+  impossible on the other input is a support-boundary event (precision attacks, Haney et al.
+  2022; Mironov 2012), found from the outputs alone.
 * **Learned classifier attack** (:class:`LinearScore`): logistic regression, fitted by
   Newton's method on simple features of vector outputs, as in DP-Sniper (Bichsel et al.,
   S&P 2021, Sec. 5) but thresholded at any level, so the bound is not capped near ln(100).
@@ -33,6 +38,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from dpkit.audit.bits import low_bits, ulp_code, describe_ulp_code
+
 __all__ = [
     "as_outputs",
     "row_hash",
@@ -53,6 +60,9 @@ __all__ = [
 _MAX_PATTERNS = 4096
 _MAX_COORDS = 32
 _DISCRETE_VALUES = 64
+_BIT_KINDS = ("ulp", "lowbits")
+_BIT_COORDS = 4  # bit features on the first coordinates only
+_MAX_BIT_CODES = 4096
 
 
 def as_outputs(raw: Any, n: int) -> np.ndarray:
@@ -225,6 +235,10 @@ class Feature:
     def __call__(self, outputs: np.ndarray, rows: "RowStats | None" = None) -> np.ndarray:
         if self.kind == "coord":
             return outputs[:, self.index]
+        if self.kind == "ulp":
+            return ulp_code(outputs[:, self.index])
+        if self.kind == "lowbits":
+            return low_bits(outputs[:, self.index])
         rows = RowStats(outputs) if rows is None else rows
         if self.kind == "score":
             assert self.score is not None
@@ -244,6 +258,10 @@ class Feature:
     def describe(self) -> str:
         if self.kind == "coord":
             return f"output[{self.index}]"
+        if self.kind == "ulp":
+            return f"ulp grid of output[{self.index}] (sign, binade, zero low mantissa bits)"
+        if self.kind == "lowbits":
+            return f"last 4 significand bits of output[{self.index}]"
         if self.kind == "score":
             return "learned logistic score"
         return f"{self.kind}(output)"
@@ -298,6 +316,10 @@ class FeatureSetEvent:
                 merged[-1][1] = iv[1]
             else:
                 merged.append(iv)
+        if self.feature.kind == "ulp":  # codes are not ordered values: name the grids
+            codes = [edges[b] for b in sorted(self.bins) if 0 <= b < len(edges)]
+            return {"family": "float bits", "feature": self.feature.describe(), "shape": self.shape,
+                    "set": [describe_ulp_code(c) for c in codes][:12], "codes": len(codes)}
         return {"family": "feature", "feature": self.feature.describe(), "shape": self.shape,
                 "set": [iv if isinstance(iv, str) else f"({iv[0]:.6g}, {iv[1]:.6g}]" for iv in merged][:12]}
 
@@ -446,6 +468,26 @@ def _edges(values1: np.ndarray, values2: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([qs, extremes]))
 
 
+def _has_fractions(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether some finite output is not an integer: integer outputs have no float bits to compare
+    (their exact patterns and thresholds are the events)."""
+    x = np.concatenate([first.ravel(), second.ravel()])
+    x = x[np.isfinite(x)]
+    return bool(x.size) and bool(np.any(x != np.round(x)))
+
+
+def _codes(values1: np.ndarray, values2: np.ndarray) -> np.ndarray:
+    """Bin edges of a discrete bit feature: every code seen (at most 4096, evenly thinned; an unseen
+    code falls into the bin of the next larger edge, so events stay fixed sets)."""
+    pooled = np.concatenate([values1, values2])
+    uniq = np.unique(pooled[np.isfinite(pooled)])
+    if uniq.size == 0:
+        return np.array([0.0])
+    if uniq.size > _MAX_BIT_CODES:
+        uniq = uniq[np.linspace(0, uniq.size - 1, _MAX_BIT_CODES).astype(int)]
+    return uniq
+
+
 @dataclasses.dataclass
 class Tally:
     """Counts of one input's outputs in every bin of every feature of a :class:`Families`, and
@@ -482,9 +524,10 @@ class Families:
     patterns: bool = True
 
     @classmethod
-    def from_sample(cls, first: np.ndarray, second: np.ndarray) -> "Families":
+    def from_sample(cls, first: np.ndarray, second: np.ndarray, bits: bool = False) -> "Families":
         """Features of ``(n, d)`` outputs: each coordinate (at most 32), and for vectors the sum,
-        max, min, arg-max, number of ⊥ (if any) and a logistic score fitted on both samples."""
+        max, min, arg-max, number of ⊥ (if any) and a logistic score fitted on both samples; with
+        ``bits`` and non-integer outputs, the float-bit features of the first 4 coordinates."""
         d = first.shape[1]
         features = [Feature("coord", j) for j in range(min(d, _MAX_COORDS))]
         if d > 1:
@@ -492,8 +535,11 @@ class Families:
             if np.isnan(first).any() or np.isnan(second).any():
                 features.append(Feature("nan_count"))
             features.append(Feature("score", score=LinearScore.fit(first, second)))
+        if bits and _has_fractions(first, second):
+            features += [Feature(kind, j) for j in range(min(d, _BIT_COORDS)) for kind in _BIT_KINDS]
         rows1, rows2 = RowStats(first), RowStats(second)
-        edges = tuple(_edges(f(first, rows1), f(second, rows2)) for f in features)
+        edges = tuple((_codes if f.kind in _BIT_KINDS else _edges)(f(first, rows1), f(second, rows2))
+                      for f in features)
         return cls(tuple(features), edges)
 
     def narrowed(self, features: set[Feature], patterns: bool) -> "Families":
@@ -554,7 +600,7 @@ def candidates_from_tallies(families: Families, first: Tally, second: Tally, pai
 
             add(_best_prefixes(c1, c2, n1, n2, predict, 0, top), make_pattern)
     for feature, edges, b1, b2 in zip(families.features, families.edges, first.bins, second.bins):
-        discrete = len(edges) <= _DISCRETE_VALUES and feature.kind != "score"
+        discrete = (len(edges) <= _DISCRETE_VALUES and feature.kind != "score") or feature.kind in _BIT_KINDS
         items = _best_prefixes(b1, b2, n1, n2, predict, len(edges) + 1, top, ratio_sets=discrete)
         edge_t = tuple(map(float, edges))
         add(items, lambda codes, shape, f=feature, e=edge_t: FeatureSetEvent(f, e, tuple(map(int, codes)), shape))

@@ -64,6 +64,10 @@ class AuditResult:
     assumption
         ``None`` when the bound needs no assumption; otherwise what it relies on (the
         Gaussian trade-off curve route of :mod:`dpkit.audit.curve`).
+    float_check
+        ``float_events=True`` only: what the replay check of :mod:`dpkit.audit.float_events` did,
+        ``"replayed on pairs [...]..."`` or ``"not run: ..."`` with the reason (then no error
+        budget was spent on it); ``None`` without ``float_events``.
     stopping_samples
         Sequential mode: outputs per input at the stopping time, the time the reported
         (anytime-valid) bound refers to; ``None`` in fixed-sample mode.
@@ -86,6 +90,7 @@ class AuditResult:
     detectable_epsilon: float | None = None
     assumption: str | None = None
     stopping_samples: int | None = None
+    float_check: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of every field (infinities as the strings ``"inf"``/``"-inf"``)."""

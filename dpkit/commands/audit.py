@@ -297,7 +297,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--length", type=int, help="number of query answers in the patterns (default 10)")
     parser.add_argument("--samples", type=samples_option, help="total mechanism samples, or auto (default 10^7)")
     parser.add_argument("--float-events", action="store_true", default=None,
-                        help="first look for outputs the floating-point implementation produces on one input only")
+                        help="audit as executed on doubles: add events on the bits of the outputs (ulp grid, last "
+                             "bits) and first replay the sampler for outputs producible on one input only")
     parser.add_argument("--assumption", choices=("gaussian",),
                         help="gaussian: bound mu of a Gaussian trade-off curve and report epsilon at the claimed delta "
                              "(valid only if the curve is Gaussian; needs --claimed-delta > 0)")

@@ -49,6 +49,12 @@ class GaussianMechanism(Mechanism):
     (ε, δ(ε))-DP with the exact δ(ε) of Balle & Wang 2018, Thm 8. Works on scalars and
     arrays (noise i.i.d. per coordinate).
 
+    **Not private as executed.** numpy's ziggurat ``normal`` plus the query answer leaks the
+    input through the outputs' low-order bits (Jin et al. 2022; Haney et al. 2022):
+    ``dpkit audit --float-events`` refutes ``from_epsilon_delta(1, 1e-5)`` from 10⁶ outputs
+    alone at ε ≥ 7.3 (``docs/audit.md``, "Float bits from the outputs alone"). To release an
+    integer query, use :class:`~dpkit.mechanisms.discrete.DiscreteGaussianMechanism`.
+
     Parameters
     ----------
     sigma

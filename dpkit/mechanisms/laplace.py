@@ -47,6 +47,12 @@ class LaplaceMechanism(Mechanism):
     real arithmetic. Works on scalars and arrays (noise i.i.d. per coordinate; Δ is the L1
     sensitivity of the whole vector).
 
+    **Not private as executed.** Its raw float outputs leak the input through their low-order
+    bits (Mironov 2012, §3; Haney et al. 2022): ``dpkit audit --float-events`` refutes it from
+    the outputs alone (``docs/audit.md``, "Float bits from the outputs alone"). To release,
+    use :class:`~dpkit.mechanisms.snapping.SnappingMechanism` (``from_epsilon(ε, bound)``) or,
+    on integer queries, :class:`~dpkit.mechanisms.discrete.DiscreteLaplaceMechanism`.
+
     Parameters
     ----------
     scale

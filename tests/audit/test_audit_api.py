@@ -276,15 +276,16 @@ def test_float_witness_gives_the_bound_of_an_unreachable_output(monkeypatch):
     # a stub with the interface of dpkit.audit.float_events.FloatWitness: 3000 of 10000 outputs on D
     # are unreachable on D' (probability <= 2^-53 there under the module's assumption (A))
     api = importlib.import_module("dpkit.audit.api")
-    from dpkit.audit.float_events import FloatWitness
+    from dpkit.audit.float_events import FloatReachability, FloatWitness
 
     calls = []
 
     def find(mechanism, pairs, *, samples, rng):
         calls.append(samples)
-        return FloatWitness(pair_index=0, value=0.1, count_first=3000, count_second=0, samples=10_000)
+        witness = FloatWitness(pair_index=0, value=0.1, count_first=3000, count_second=0, samples=10_000)
+        return FloatReachability(witness, (0,), (), ((0, 3000, 0, 10_000),))
 
-    monkeypatch.setattr(api, "find_float_witness", find)
+    monkeypatch.setattr(api, "float_reachability", find)
     r = audit(C.Entry(C.noisy_sum, 1.0), "statdp-one", claimed_epsilon=1.0, samples=400_000, rng=0, float_events=True)
     # ln(p_lower / 2^-53) at α/2 (the float check and the frequency audit share α = 0.05), shared again over the
     # 2 directions of every pair, since the witness is the best of them
@@ -296,6 +297,26 @@ def test_float_witness_gives_the_bound_of_an_unreachable_output(monkeypatch):
     assert r.confidence == 0.95  # the overall level; the witness bound itself is at α/2
     assert r.to_dict()["witness"]["count_first"] == 3000 and "as executed" in r.notes[0]
 
-    monkeypatch.setattr(api, "find_float_witness", lambda mechanism, pairs, *, samples, rng: None)
-    ok = audit(C.Entry(C.noisy_sum, 1.0), "statdp-one", claimed_epsilon=1.0, samples=400_000, rng=0, float_events=True)
+    monkeypatch.setattr(api, "float_reachability",
+                        lambda mechanism, pairs, *, samples, rng: FloatReachability(None, (0,), (), ()))
+    ok = audit(C.Entry(C.noisy_sum, 1.0), "statdp-one", claimed_epsilon=1.0, samples=400_000, rng=0, float_events=True,
+               float_bits=False)
     assert not ok.violation and ok.samples <= 400_000 and ok.assumption is None
+    assert ok.float_check.startswith("replayed on pairs [0]")
+
+
+def test_float_check_that_cannot_replay_spends_no_alpha(monkeypatch):
+    # a replay that analysed no pair is not a test: the frequency audit keeps the whole α, so its
+    # result equals that of the same audit without the replay budget, and the result says why
+    api = importlib.import_module("dpkit.audit.api")
+    from dpkit.audit.float_events import FloatReachability
+
+    monkeypatch.setattr(api, "float_reachability", lambda mechanism, pairs, *, samples, rng:
+                        FloatReachability(None, (), ((0, "not one uniform per coordinate"),), ()))
+    mech = C.Entry(C.noisy_sum, 1.0)
+    r = audit(mech, [([0.0], [1.0])], claimed_epsilon=0.5, samples=400_000, rng=0, float_events=True, float_bits=False)
+    assert r.float_check.startswith("not run") and "not one uniform per coordinate" in r.float_check
+    assert any(n.startswith("float_events: replay check not run") for n in r.notes)
+    # the p-value carries no factor 2 for a second test
+    plain = audit(mech, [([0.0], [1.0])], claimed_epsilon=0.5, samples=400_000 - 4000, rng=0)
+    assert r.p_value == pytest.approx(plain.p_value, rel=1e-9) or r.p_value < 1e-15

@@ -1,0 +1,102 @@
+"""Float-bit events: a precision leak (Mironov 2012, §3; Haney et al. 2022, "Precision-based attacks
+on differential privacy") is refuted from the outputs alone, a snapped mechanism is not.
+
+Why the naive counts leak: with answer 0 an output in (−1/2, 1/2) is the noise itself, on the
+noise's own fine grid; with answer 1 it is ``fl(1 + noise)``, a multiple of 2⁻⁵³. So the outputs
+of one input lie on grids the other input never produces (probability 0 there, ε = ∞ as
+executed). The audit's bound is a one-sided Clopper–Pearson bound on fresh outputs, so asserting
+it above the claim is the test of a refutation at level 0.05.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpkit.audit import audit
+from dpkit.audit.bits import ZERO_GRANULARITY, describe_ulp_code, granularity, low_bits, trailing_zeros, ulp_code
+from dpkit.mechanisms.snapping import SnappingMechanism
+
+
+def naive_laplace_count(db, n, rng):
+    return np.sum(db) + rng.laplace(0.0, 1.0, size=n)  # 1-DP over the reals
+
+
+def naive_gaussian_count(db, n, rng):
+    return np.sum(db) + rng.normal(0.0, 3.73, size=n)  # (1, 1e-5)-DP over the reals (analytic Gaussian)
+
+
+finite_doubles = st.floats(allow_nan=False, allow_infinity=False).filter(lambda v: v != 0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(finite_doubles)
+def test_granularity_is_the_exponent_of_the_lowest_set_bit(x):
+    g = int(granularity(np.array([x]))[0])
+    q = Fraction(x) / Fraction(2) ** g  # exact rational arithmetic
+    assert q.denominator == 1 and q.numerator % 2 == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(finite_doubles)
+def test_ulp_code_names_binade_and_grid(x):
+    code = float(ulp_code(np.array([x]))[0])
+    text = describe_ulp_code(code)
+    assert text.startswith("-" if x < 0 else "+")
+    assert text.endswith(f"multiple of 2^{int(granularity(np.array([x]))[0])}")
+    tz = int(trailing_zeros(np.array([x]))[0])
+    assert 0 <= tz <= 52 and 0 <= low_bits(np.array([x]))[0] < 16
+
+
+def test_special_values():
+    g = granularity(np.array([0.0, -0.0, np.nan, np.inf, 5e-324]))
+    assert g[0] == g[1] == ZERO_GRANULARITY and np.isnan(g[2]) and np.isnan(g[3]) and g[4] == -1074
+
+
+def test_naive_laplace_count_is_refuted_from_outputs_alone():
+    r = audit(naive_laplace_count, [([0.0], [1.0])], claimed_epsilon=1.0, samples=1_000_000, rng=0,
+              float_events=True, float_bits=True)
+    assert r.violation and r.epsilon_lower_bound > 5.0
+
+
+def test_naive_gaussian_count_is_refuted_without_replay():
+    # numpy's ziggurat normal cannot be replayed: the bits alone refute it, at the full α
+    r = audit(naive_gaussian_count, [([0.0], [1.0])], claimed_epsilon=1.0, claimed_delta=1e-5, samples=1_000_000,
+              rng=0, float_events=True)
+    assert r.violation and r.epsilon_lower_bound > 5.0
+    assert r.witness["event"]["family"] == "float bits" and r.float_check.startswith("not run")
+    assert r.assumption is None  # a frequency bound on fresh outputs: no assumption
+
+
+def test_snapped_mechanism_is_not_refuted():
+    mech = SnappingMechanism.from_epsilon(1.0, bound=10.0, sensitivity=1.0)
+    r = audit(mech.as_audit_callable(), "statdp-one", claimed_epsilon=mech.epsilon, samples=400_000, rng=0,
+              float_events=True)
+    assert not r.violation
+
+
+@settings(max_examples=4, deadline=None)
+@given(centre=st.floats(-4.0, 4.0), scale=st.floats(0.05, 3.0), seed=st.integers(0, 2**32 - 1))
+def test_mechanisms_that_ignore_the_input_are_never_refuted(centre, scale, seed):
+    # both inputs give the same output distribution: every event has equal probabilities, so a
+    # refutation of even ε = 0 would be a false alarm (probability ≤ 0.05 per audit; the bits of a
+    # float output are a function of the output, so they carry no more than it does)
+    def same(db, n, rng):
+        return centre + rng.laplace(0.0, scale, size=n)
+
+    r = audit(same, [([0.0], [1.0])], claimed_epsilon=0.5, samples=40_000, rng=seed, float_bits=True)
+    assert not r.violation
+
+
+def test_dpkit_gaussian_mechanism_is_refuted_as_executed():
+    # its label: floating_point_safe = False; numpy's ziggurat normal cannot be replayed, the bits refute it
+    from dpkit.mechanisms.gaussian import GaussianMechanism
+
+    mech = GaussianMechanism.from_epsilon_delta(1.0, 1e-5)
+    assert not mech.floating_point_safe
+    r = audit(mech.as_audit_callable(), [([0.0], [1.0])], claimed_epsilon=1.0, claimed_delta=1e-5,
+              samples=1_000_000, rng=0, float_events=True)
+    assert r.violation and r.epsilon_lower_bound > 5.0

@@ -1,0 +1,45 @@
+"""Library adapters: claims read from the libraries, seed bridging detected, OpenDP's float Laplace
+passes and diffprivlib's Laplace (a naive float sampler; Haney et al. 2022) is refuted from its outputs
+alone. Refutations are one-sided Clopper–Pearson bounds at confidence 0.95 on fresh outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpkit.audit import audit
+from dpkit.audit.libraries import seed_reproducible
+
+pytestmark = pytest.mark.compare
+
+
+def _case(cases, name):
+    return next(c for c in cases if c.name.startswith(name))
+
+
+def test_seed_reproducible_tells_a_bridged_rng_from_an_ignored_one():
+    assert seed_reproducible(lambda db, n, rng: rng.random(n), [0.0])
+    own = np.random.default_rng()
+    assert not seed_reproducible(lambda db, n, rng: own.random(n), [0.0])
+
+
+def test_opendp_claim_from_privacy_map_and_float_laplace_passes():
+    pytest.importorskip("opendp")
+    from dpkit.audit.libraries import opendp_cases
+
+    case = _case(opendp_cases(), "make_laplace (float")
+    assert case.claimed_epsilon == 1.0  # map(d_in=1) of scale 1
+    assert not seed_reproducible(case.mechanism, case.pairs[0][0])  # OpenDP's own CSPRNG ignores rng
+    r = audit(case.mechanism, case.pairs, case.claimed_epsilon, samples=40_000, rng=0, float_events=True)
+    assert not r.violation
+
+
+def test_diffprivlib_laplace_is_refuted_from_outputs_alone():
+    pytest.importorskip("diffprivlib")
+    from dpkit.audit.libraries import diffprivlib_cases
+
+    case = _case(diffprivlib_cases(), "mechanisms.Laplace")
+    assert seed_reproducible(case.mechanism, case.pairs[0][0])  # random_state bridged from rng
+    r = audit(case.mechanism, case.pairs, case.claimed_epsilon, case.claimed_delta, samples=100_000, rng=0,
+              float_events=True)
+    assert r.violation and r.witness["event"]["family"] == "float bits"
