@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from dpkit._threads import single_threaded_blas
-from dpkit.algorithms.data import load_dataset
+from dpkit.algorithms.substrate.data import load_dataset
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms import train
 
