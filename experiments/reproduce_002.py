@@ -99,7 +99,7 @@ def main() -> None:
     results: dict = {"theorem1_delta": DELTA, "theorem1": rows}
     lines += ["## Theorem 1 versus exact accounting (δ = 1e-5)", "",
               "ε of k Poisson-subsampled Gaussian steps (rate p, noise σ/H) by the paper's Theorem 1 "
-              "(`a_ddp_claims.theorem1_epsilon`), by dpkit's PLD accountant and by RDP. Theorem 1 holds only as an "
+              "(`a_ddp.claims.theorem1_epsilon`), by dpkit's PLD accountant and by RDP. Theorem 1 holds only as an "
               "upper bound that reveals how often the record was sampled; it has no amplification in ε.", "",
               "| p | σ/H | k | ε Theorem 1 | ε PLD | ε RDP | Thm1 / PLD |", "|---|---|---|---|---|---|---|"]
     for r in rows:

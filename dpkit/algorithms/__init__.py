@@ -15,11 +15,13 @@ paper's own, labelled claim. Each algorithm is also callable directly:
 ``train_dp_logreg``  centralised DP logistic regression (the private baseline)
 ==================  ===========================================================================
 
-Substrate: :mod:`~dpkit.algorithms.substrate.data` (the packaged UCI Adult data and loaders),
-:mod:`~dpkit.algorithms.substrate.partition`, :mod:`~dpkit.algorithms.substrate.graphs`, :mod:`~dpkit.algorithms.substrate.losses`,
-:mod:`~dpkit.algorithms.substrate.solvers` (one batched Newton solver), :mod:`~dpkit.algorithms.substrate.admm_loops` (one
-decentralised loop, one star loop), :mod:`~dpkit.algorithms.substrate.budget` (noise calibrated on the whole
-run), :mod:`~dpkit.algorithms.substrate.result`, :mod:`~dpkit.algorithms.registry`,
+One subpackage per paper holds its algorithm, noise and accounting, claims and audit instances:
+:mod:`~dpkit.algorithms.pp_admm`, :mod:`~dpkit.algorithms.dp_admm`, :mod:`~dpkit.algorithms.hetero_admm`,
+:mod:`~dpkit.algorithms.a_ddp`, :mod:`~dpkit.algorithms.dvp_admm`; :mod:`~dpkit.algorithms.baselines` holds
+the non-private references and the centralised DP baseline. They stand on
+:mod:`~dpkit.algorithms.substrate` (data and the packaged UCI Adult, partition, graphs, losses, one
+batched Newton solver, one decentralised and one star ADMM loop, budget, result). At the root:
+:mod:`~dpkit.algorithms.training` (:func:`train`), :mod:`~dpkit.algorithms.registry` and
 :mod:`~dpkit.algorithms.audit_instances` (audit instances that run the real algorithm code).
 """
 

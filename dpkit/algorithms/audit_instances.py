@@ -1,7 +1,8 @@
 """Audit scenarios (the audit instances): small worst-case instances of each algorithm's privacy claim, run by the real
 algorithm code, as black-box targets for :func:`dpkit.audit.audit` (``dpkit audit --algorithm``).
 
-One module per algorithm. :data:`SCENARIOS` maps an algorithm's registry name to the builder of
+Each paper's subpackage has an ``audit_instances`` module (the baseline's is
+:mod:`~dpkit.algorithms.baselines.dp_logreg_audit`); this module collects them. :data:`SCENARIOS` maps an algorithm's registry name to the builder of
 its scenario; ``corrected=False`` tests the paper's claim, ``corrected=True`` dpkit's calibration.
 """
 

@@ -1,6 +1,6 @@
 """Audit scenario of the centralised baseline dp-logreg: T noisy gradients on a worst-case pair.
 
-The released values of :func:`dpkit.algorithms.baselines.dp_logreg.dp_logreg` are the noisy mean
+The released values of :func:`dpkit.algorithms.baselines.dp_logreg.train_dp_logreg` are the noisy mean
 gradients. The scenario releases T of them at a public point chosen by the adversary, with the
 algorithm's own query (:func:`~dpkit.algorithms.baselines.dp_logreg.gradient_query`) and its own
 calibration (:func:`~dpkit.algorithms.baselines.dp_logreg.calibrate_gradient_noise`, T steps within the
