@@ -25,7 +25,7 @@ _.tradeoff_curve  # accounting.gdp: f-DP trade-off curve of an event or accounta
 # Result fields: how a number was obtained (docs/accounting.md); set by keyword, read by users.
 _.order_on_boundary  # accounting.base.AccountingResult: the optimal Rényi order hit the grid's edge
 _.delta_lower  # accounting.base.AccountingResult: the certified lower end of δ (get_delta)
-_.epsilon_i3  # algorithms.pp_admm: Ding et al. 2020's ε_i3, shown in docs/reproductions/000.md
+_.epsilon_i3  # algorithms.pp_admm.pp_admm: Ding et al. 2020's ε_i3, shown in docs/reproductions/000.md
 # The mechanism contract (docs/mechanisms.md): whether the sampler is safe in floating point.
 _.floating_point_safe
 # Mechanism API documented in docstrings/doctests and docs/mechanisms.md.
@@ -48,4 +48,4 @@ _.code_to_import
 _.EXIT_CODES
 # Not dead (vulture cannot see it): numpy array flags and a generated docstring.
 _.writeable  # arr.flags.writeable = False makes arrays read-only
-_.__doc__  # algorithms.spec sets a generated docstring
+_.__doc__  # algorithms.substrate.spec sets a generated docstring

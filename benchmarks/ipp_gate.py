@@ -5,7 +5,7 @@ in [−C_loss, C_loss]) and each seed, runs the corrected ``ipp-admm`` with its 
 and ``pp-admm`` at the same ε, on Adult. The rows are those ``dpkit train`` uses for training
 (seeded split); 20 % of them are held out as a *validation* set that scores the runs, so the
 test rows are never seen. Prints mean validation accuracy, the gate's skip share (⊥ answers over
-queries, :func:`dpkit.algorithms.ipp_admm.skip_share`) and broadcasts saved, per α.
+queries, :func:`dpkit.algorithms.pp_admm.ipp_admm.skip_share`) and broadcasts saved, per α.
 
 Usage::
 
@@ -21,9 +21,9 @@ import sys
 import numpy as np
 
 from dpkit._threads import single_threaded_blas
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import load_adult, train_test_split
-from dpkit.algorithms.partition import partition
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import load_adult, train_test_split
+from dpkit.algorithms.substrate.partition import partition
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.training import prepare
 

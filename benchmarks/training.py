@@ -87,7 +87,7 @@ def run_peer(data: str, epsilons: list[float], seeds: list[int]) -> dict:
 
     from diffprivlib.models import LogisticRegression  # optional extra "compare"
 
-    from dpkit.algorithms.data import load_dataset
+    from dpkit.algorithms.substrate.data import load_dataset
     from dpkit.algorithms.training import prepare
 
     dataset = load_dataset(data)

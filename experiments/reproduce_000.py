@@ -6,7 +6,7 @@ experiments/results/000.json.
 Protocol (as ``dpkit train`` and benchmarks/training.py): per seed, 35,000 training rows split over
 N = 5 agents, the rest for testing, a random connected graph; each SPEC with its defaults. Corrected
 variants at δ = 1e-5; paper variants at the paper's δ = 1e-4 (their guarantee is the ledger's, at 1e-4).
-A centralised DP logistic-regression row (``dpkit.algorithms.dp_logreg``) is added when that module exists.
+A centralised DP logistic-regression row (``dpkit.algorithms.baselines.dp_logreg``) is added when that module exists.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import numpy as np
 
 from dpkit._threads import single_threaded_blas
 from dpkit.accounting.base import PaperRuleWarning
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import load_adult
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import load_adult
 from dpkit.algorithms.training import prepare
 from pages import ms, write_page  # experiments/pages.py
 

@@ -8,7 +8,7 @@ over the SPEC's agents on a random connected graph, the rest for testing; every 
 ``SPEC.runner`` with its defaults. Rows: hetero-admm corrected (record-level budget, δ = 1e-5) with
 its default 5 servers and with the paper's 10; hetero-admm paper (ε = the label ε of Prop. 1;
 its ledger's record-level ε at δ = 1e-5 is shown beside it); the centralised baseline dp-logreg
-(``dpkit.algorithms.dp_logreg``, when the module exists). A rounds sweep of the corrected
+(``dpkit.algorithms.baselines.dp_logreg``, when the module exists). A rounds sweep of the corrected
 variant (2 seeds) shows the accuracy-versus-rounds frontier.
 """
 
@@ -24,8 +24,8 @@ import time
 import numpy as np
 
 from dpkit._threads import single_threaded_blas
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import load_adult
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import load_adult
 from dpkit.algorithms.training import prepare
 from pages import ms, write_page  # experiments/pages.py
 
@@ -74,7 +74,7 @@ def run(adult: str | None, seeds: int) -> dict:
                 if "label_only" in res.extra_guarantees:
                     out["label_only"].setdefault(key, []).append(res.extra_guarantees["label_only"].epsilon)
         print(label, "done", flush=True)
-    spec = importlib.import_module("dpkit.algorithms.hetero_admm").SPEC
+    spec = importlib.import_module("dpkit.algorithms.hetero_admm.algorithm").SPEC
     for eps in SWEEP_EPS:
         for T in SWEEP_ROUNDS:
             for seed in range(SWEEP_SEEDS):

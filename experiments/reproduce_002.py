@@ -19,12 +19,12 @@ import time
 import numpy as np
 
 from dpkit._threads import single_threaded_blas
-from dpkit.algorithms import a_ddp_claims as C
-from dpkit.algorithms import a_ddp_plan as P
-from dpkit.algorithms.a_ddp import SPEC
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import load_adult
-from dpkit.algorithms.evaluation import majority_accuracy
+from dpkit.algorithms.a_ddp import claims as C
+from dpkit.algorithms.a_ddp import plan as P
+from dpkit.algorithms.a_ddp.algorithm import SPEC
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import load_adult
+from dpkit.algorithms.substrate.evaluation import majority_accuracy
 from dpkit.algorithms.training import prepare
 from pages import write_page  # experiments/pages.py
 
@@ -99,7 +99,7 @@ def main() -> None:
     results: dict = {"theorem1_delta": DELTA, "theorem1": rows}
     lines += ["## Theorem 1 versus exact accounting (δ = 1e-5)", "",
               "ε of k Poisson-subsampled Gaussian steps (rate p, noise σ/H) by the paper's Theorem 1 "
-              "(`a_ddp_claims.theorem1_epsilon`), by dpkit's PLD accountant and by RDP. Theorem 1 holds only as an "
+              "(`a_ddp.claims.theorem1_epsilon`), by dpkit's PLD accountant and by RDP. Theorem 1 holds only as an "
               "upper bound that reveals how often the record was sampled; it has no amplification in ε.", "",
               "| p | σ/H | k | ε Theorem 1 | ε PLD | ε RDP | Thm1 / PLD |", "|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -121,7 +121,7 @@ def main() -> None:
         data = load_adult(args.adult)
         specs = {"corrected": (SPEC, {}), "paper": (SPEC, {"variant": "paper", "max_rounds": PAPER_ROUNDS})}
         try:
-            specs["dp-logreg"] = (importlib.import_module("dpkit.algorithms.dp_logreg").SPEC, {})
+            specs["dp-logreg"] = (importlib.import_module("dpkit.algorithms.baselines.dp_logreg").SPEC, {})
         except ImportError:
             pass
         results["adult"] = {}

@@ -8,7 +8,7 @@ Usage::
     python experiments/reproduce_003.py [--adult DIR] [--seeds 5] [--quick]
 
 Adult: 36,000 training rows over 10 nodes (random connected graph, 20 edges), the rest as the test
-set, δ = 1e-5; each variant at its defaults (``dpkit.algorithms.dvp_admm``). ``--quick`` skips the
+set, δ = 1e-5; each variant at its defaults (``dpkit.algorithms.dvp_admm.algorithm``). ``--quick`` skips the
 Adult runs. Runtime ≈ 6 minutes on 2 cores.
 """
 
@@ -27,9 +27,9 @@ import numpy as np  # noqa: E402
 from dpkit._threads import single_threaded_blas  # noqa: E402
 from dpkit.accounting.events import PureDPEvent, repeat  # noqa: E402
 from dpkit.accounting.tightest import TightestAccountant  # noqa: E402
-from dpkit.algorithms import dvp_admm as D  # noqa: E402
-from dpkit.algorithms.budget import Budget  # noqa: E402
-from dpkit.algorithms.data import load_adult  # noqa: E402
+from dpkit.algorithms.dvp_admm import algorithm as D  # noqa: E402
+from dpkit.algorithms.substrate.budget import Budget  # noqa: E402
+from dpkit.algorithms.substrate.data import load_adult  # noqa: E402
 from dpkit.mechanisms.dual_noise import dvp_calibration  # noqa: E402
 from dpkit.algorithms.training import prepare  # noqa: E402
 from pages import write_page  # noqa: E402  (experiments/pages.py)
@@ -103,7 +103,7 @@ def main() -> None:
         table: dict = {}
         runs = [("corrected", seeds), ("corrected-pure", seeds[:3]), ("paper", seeds[:1])]
         try:
-            from dpkit.algorithms.dp_logreg import SPEC as LOGREG
+            from dpkit.algorithms.baselines.dp_logreg import SPEC as LOGREG
         except ImportError:
             LOGREG = None
         for variant, which in runs:

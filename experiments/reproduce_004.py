@@ -24,9 +24,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dpkit._threads import single_threaded_blas  # noqa: E402
-from dpkit.algorithms import admm_pvp, dp_admm, dp_logreg  # noqa: E402
-from dpkit.algorithms.budget import Budget  # noqa: E402
-from dpkit.algorithms.data import load_adult  # noqa: E402
+from dpkit.algorithms.baselines import dp_logreg  # noqa: E402
+from dpkit.algorithms.dp_admm import admm_pvp, dp_admm  # noqa: E402
+from dpkit.algorithms.substrate.budget import Budget  # noqa: E402
+from dpkit.algorithms.substrate.data import load_adult  # noqa: E402
 from dpkit.algorithms.training import prepare  # noqa: E402
 from pages import write_page  # noqa: E402  (experiments/pages.py)
 

@@ -1,6 +1,6 @@
 """Rerun every audit of the papers' privacy claims with :func:`dpkit.audit.audit` and regenerate ``docs/paper-audits.md``.
 
-Every scenario is a small worst-case instance from :mod:`dpkit.algorithms.scenarios`, run by the
+Every scenario is a small worst-case instance from :mod:`dpkit.algorithms.audit_instances`, run by the
 algorithm's own code. The audits themselves are :mod:`dpkit.commands.algorithm_audits` (the same code
 ``dpkit audit --algorithm`` runs): ``audit_algorithm`` returns an ``AuditRecord`` per audit. ``main()``
 runs its ``PLAN`` (every audited algorithm; the paper's claim and dpkit's corrected calibration) and
@@ -84,7 +84,7 @@ def render_markdown(records: list[tuple[str, AuditRecord]], total_seconds: float
         + ("(**quick mode**, reduced sizes)" if quick else "(full size)")
         + f" in {total_seconds:.0f} s on {platform.machine()} / Python {platform.python_version()}, "
         f"{workers} worker process{'es' if workers != 1 else ''}, audit seed 0, confidence 0.95. Each scenario "
-        "(mechanism, neighbouring pair, claim) is built by `dpkit.algorithms.scenarios.make_scenario(algorithm, "
+        "(mechanism, neighbouring pair, claim) is built by `dpkit.algorithms.audit_instances.make_scenario(algorithm, "
         "corrected=...)` and runs the algorithm's own release code; the audit is `dpkit.audit.audit` "
         "(select-then-confirm, one-sided Clopper–Pearson, Bonferroni over the confirmed events). An ε lower bound "
         "(LB) holds with probability ≥ 0.95; *violation* means LB > claimed ε. \"Ceiling\" is the largest LB the "
@@ -133,7 +133,7 @@ def render_markdown(records: list[tuple[str, AuditRecord]], total_seconds: float
         "",
         "## Run one audit yourself",
         "",
-        ">>> from dpkit.algorithms.scenarios import make_scenario",
+        ">>> from dpkit.algorithms.audit_instances import make_scenario",
         ">>> from dpkit.audit import audit",
         ">>> sc = make_scenario(\"a-ddp\")      # one A-DDP upload, sigma for sensitivity C",
         ">>> sc.paper, round(sc.true_epsilon, 3)   # exact epsilon at delta = 1e-5 (true sensitivity 2C)",

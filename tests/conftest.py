@@ -24,8 +24,8 @@ settings.load_profile("dpkit")
 @pytest.fixture(scope="session")
 def adult_dir(tmp_path_factory) -> Path:
     """A directory holding the UCI files ``adult.data`` and ``adult.test``, unpacked from the copy
-    packaged with dpkit (``dpkit/algorithms/datasets``), for the tests of the directory loader."""
-    packaged = resources.files("dpkit.algorithms").joinpath("datasets")
+    packaged with dpkit (``dpkit/algorithms/substrate/datasets``), for the tests of the directory loader."""
+    packaged = resources.files("dpkit.algorithms.substrate").joinpath("datasets")
     folder = tmp_path_factory.mktemp("adult")
     for name in ("adult.data", "adult.test"):
         (folder / name).write_bytes(gzip.decompress(packaged.joinpath(name + ".gz").read_bytes()))

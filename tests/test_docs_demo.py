@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dpkit.algorithms import data as D
+from dpkit.algorithms.substrate import data as D
 from dpkit.cli import demo
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -75,6 +75,46 @@ def test_dpkit_audit_is_the_subpackage():
     assert module.AuditResult.__module__ == "dpkit.audit.result"
 
 
+ALGORITHMS_ROOT = {"__init__", "registry", "training", "audit_instances"}
+"""The only modules at the root of ``dpkit.algorithms``: entry points that belong to no paper."""
+
+SHARED_SUBPACKAGES = {"substrate", "baselines"}
+"""The subpackages of ``dpkit.algorithms`` that are not one paper's."""
+
+
+def test_algorithms_hold_one_subpackage_per_paper_over_a_substrate():
+    folder = PACKAGE / "algorithms"
+    assert {p.stem for p in folder.glob("*.py")} == ALGORITHMS_ROOT  # no paper-prefixed module at the root
+    subpackages = {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    papers = subpackages - SHARED_SUBPACKAGES
+    assert SHARED_SUBPACKAGES <= subpackages and papers
+    for paper in sorted(papers):
+        assert (folder / paper / "audit_instances.py").is_file(), paper
+        doc = importlib.import_module(f"dpkit.algorithms.{paper}").__doc__ or ""
+        assert re.search(r"\b(19|20)\d\d\b", doc), f"{paper}/__init__.py names no paper (author, year)"
+
+
+def test_every_registered_algorithm_and_audit_instance_lives_in_a_subpackage():
+    import pkgutil
+
+    import dpkit.algorithms
+    from dpkit.algorithms.audit_instances import SCENARIOS
+    from dpkit.algorithms.registry import ALGORITHMS
+
+    modules = [importlib.import_module(m.name)
+               for m in pkgutil.walk_packages(dpkit.algorithms.__path__, "dpkit.algorithms.")]
+    spec_homes = {name: [m.__name__ for m in modules if getattr(m, "SPEC", None) is spec]
+                  for name, spec in ALGORITHMS.items()}
+    instance_homes = {builder.__module__ for builder in SCENARIOS.values()}
+    homes = [home for found in spec_homes.values() for home in found] + sorted(instance_homes)
+    assert all(len(found) == 1 for found in spec_homes.values()), spec_homes
+    assert all(len(home.split(".")) == 4 and home.split(".")[2] != "substrate" for home in homes), homes
+    papers = {home.split(".")[2] for home in homes} - SHARED_SUBPACKAGES
+    subpackages = {p.name for p in (PACKAGE / "algorithms").iterdir() if (p / "__init__.py").is_file()}
+    assert papers == subpackages - SHARED_SUBPACKAGES  # every paper registered, every subpackage a paper's
+    assert all(f"dpkit.algorithms.{paper}.audit_instances" in instance_homes for paper in papers)
+
+
 def test_tests_cite_papers_not_trackers_or_digests():
     pattern = re.compile(r"\bissue\s+#?\d+|\b(?:paper'?s? )?digest(?:'s|\s+(?:§|F\d|tables?|item))|\bspec\s+0\d\d|"
                          r"\bspec/0\d\d|\bseed\s+00\d\b", re.IGNORECASE)

@@ -15,27 +15,29 @@ paper's own, labelled claim. Each algorithm is also callable directly:
 ``train_dp_logreg``  centralised DP logistic regression (the private baseline)
 ==================  ===========================================================================
 
-Substrate: :mod:`~dpkit.algorithms.data` (the packaged UCI Adult data and loaders),
-:mod:`~dpkit.algorithms.partition`, :mod:`~dpkit.algorithms.graphs`, :mod:`~dpkit.algorithms.losses`,
-:mod:`~dpkit.algorithms.solvers` (one batched Newton solver), :mod:`~dpkit.algorithms.admm` (one
-decentralised loop, one star loop), :mod:`~dpkit.algorithms.budget` (noise calibrated on the whole
-run), :mod:`~dpkit.algorithms.result`, :mod:`~dpkit.algorithms.registry`,
-:mod:`~dpkit.algorithms.scenarios` (audit instances that run the real algorithm code).
+One subpackage per paper holds its algorithm, noise and accounting, claims and audit instances:
+:mod:`~dpkit.algorithms.pp_admm`, :mod:`~dpkit.algorithms.dp_admm`, :mod:`~dpkit.algorithms.hetero_admm`,
+:mod:`~dpkit.algorithms.a_ddp`, :mod:`~dpkit.algorithms.dvp_admm`; :mod:`~dpkit.algorithms.baselines` holds
+the non-private references and the centralised DP baseline. They stand on
+:mod:`~dpkit.algorithms.substrate` (data and the packaged UCI Adult, partition, graphs, losses, one
+batched Newton solver, one decentralised and one star ADMM loop, budget, result). At the root:
+:mod:`~dpkit.algorithms.training` (:func:`train`), :mod:`~dpkit.algorithms.registry` and
+:mod:`~dpkit.algorithms.audit_instances` (audit instances that run the real algorithm code).
 """
 
-from dpkit.algorithms.a_ddp import train_a_ddp
-from dpkit.algorithms.admm import decentralised_admm, star_admm
-from dpkit.algorithms.admm_pvp import train_admm_pvp
-from dpkit.algorithms.budget import Budget, calibrate_noise
-from dpkit.algorithms.data import Dataset, load_adult, load_dataset, make_synthetic, train_test_split
-from dpkit.algorithms.dp_admm import train_dp_admm
-from dpkit.algorithms.dp_logreg import train_dp_logreg
-from dpkit.algorithms.dvp_admm import train_dvp_admm
-from dpkit.algorithms.hetero_admm import train_hetero_admm
-from dpkit.algorithms.ipp_admm import train_ipp_admm
-from dpkit.algorithms.pp_admm import train_pp_admm
+from dpkit.algorithms.a_ddp.algorithm import train_a_ddp
+from dpkit.algorithms.substrate.admm_loops import decentralised_admm, star_admm
+from dpkit.algorithms.dp_admm.admm_pvp import train_admm_pvp
+from dpkit.algorithms.substrate.budget import Budget, calibrate_noise
+from dpkit.algorithms.substrate.data import Dataset, load_adult, load_dataset, make_synthetic, train_test_split
+from dpkit.algorithms.dp_admm.dp_admm import train_dp_admm
+from dpkit.algorithms.baselines.dp_logreg import train_dp_logreg
+from dpkit.algorithms.dvp_admm.algorithm import train_dvp_admm
+from dpkit.algorithms.hetero_admm.algorithm import train_hetero_admm
+from dpkit.algorithms.pp_admm.ipp_admm import train_ipp_admm
+from dpkit.algorithms.pp_admm.pp_admm import train_pp_admm
 from dpkit.algorithms.registry import ALGORITHMS, get_algorithm
-from dpkit.algorithms.result import PaperClaim, TrainingResult
+from dpkit.algorithms.substrate.result import PaperClaim, TrainingResult
 from dpkit.algorithms.training import train
 
 __all__ = [

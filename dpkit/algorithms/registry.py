@@ -1,6 +1,6 @@
 """Algorithms by name: the table :func:`dpkit.algorithms.train` and ``dpkit train`` read.
 
-Each algorithm module defines ``SPEC`` (an :class:`~dpkit.algorithms.spec.AlgorithmSpec`); this
+Each algorithm module defines ``SPEC`` (an :class:`~dpkit.algorithms.substrate.spec.AlgorithmSpec`); this
 module only collects them, in the order ``dpkit train --help`` lists them.
 
 >>> list(ALGORITHMS)[:3]
@@ -11,16 +11,16 @@ module only collects them, in the order ``dpkit train --help`` lists them.
 
 from __future__ import annotations
 
-from dpkit.algorithms.a_ddp import SPEC as A_DDP
-from dpkit.algorithms.admm_baseline import SPEC as ADMM
-from dpkit.algorithms.admm_pvp import SPEC as ADMM_PVP
-from dpkit.algorithms.dp_admm import SPEC as DP_ADMM
-from dpkit.algorithms.dp_logreg import SPEC as DP_LOGREG
-from dpkit.algorithms.dvp_admm import SPEC as DVP_ADMM
-from dpkit.algorithms.hetero_admm import SPEC as HETERO_ADMM
-from dpkit.algorithms.ipp_admm import SPEC as IPP_ADMM
-from dpkit.algorithms.pp_admm import SPEC as PP_ADMM
-from dpkit.algorithms.spec import AlgorithmSpec
+from dpkit.algorithms.a_ddp.algorithm import SPEC as A_DDP
+from dpkit.algorithms.baselines.admm import SPEC as ADMM
+from dpkit.algorithms.dp_admm.admm_pvp import SPEC as ADMM_PVP
+from dpkit.algorithms.dp_admm.dp_admm import SPEC as DP_ADMM
+from dpkit.algorithms.baselines.dp_logreg import SPEC as DP_LOGREG
+from dpkit.algorithms.dvp_admm.algorithm import SPEC as DVP_ADMM
+from dpkit.algorithms.hetero_admm.algorithm import SPEC as HETERO_ADMM
+from dpkit.algorithms.pp_admm.ipp_admm import SPEC as IPP_ADMM
+from dpkit.algorithms.pp_admm.pp_admm import SPEC as PP_ADMM
+from dpkit.algorithms.substrate.spec import AlgorithmSpec
 
 __all__ = ["ALGORITHMS", "get_algorithm"]
 

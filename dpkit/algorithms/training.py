@@ -5,7 +5,7 @@
 1. split the data (seeded) into ``n_train`` training rows and a test set;
 2. partition the training rows equally over the agents;
 3. build the communication graph (graph-topology algorithms only);
-4. wrap (ε, δ) in a :class:`~dpkit.algorithms.budget.Budget` (private algorithms only);
+4. wrap (ε, δ) in a :class:`~dpkit.algorithms.substrate.budget.Budget` (private algorithms only);
 5. call the algorithm's ``SPEC.runner`` and add the run's provenance to ``result.config``:
    ``seed``, ``data``, ``n_train``, ``n_test``, ``dimension``, ``agents``, ``epsilon_target``,
    ``delta_target`` and ``majority_accuracy`` (the test accuracy of the constant majority-class
@@ -18,7 +18,7 @@ The seed feeds ``numpy.random.SeedSequence(seed).spawn(4)``: the children seed t
 partition, the graph and the algorithm's noise, in that order, so the same seed gives the same
 run.
 
->>> from dpkit.algorithms.data import make_synthetic
+>>> from dpkit.algorithms.substrate.data import make_synthetic
 >>> result = train("dp-logreg", make_synthetic(3000, 5, rng=0), epsilon=1.0, seed=0)
 >>> result.epsilon <= 1.0, result.accuracy > result.config["majority_accuracy"]
 (True, True)
@@ -33,14 +33,14 @@ from typing import Any, Callable
 import numpy as np
 
 from dpkit._validation import check_integer, check_open_unit, check_positive
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import Dataset, load_dataset, train_test_split
-from dpkit.algorithms.evaluation import majority_accuracy
-from dpkit.algorithms.graphs import Graph, make_graph
-from dpkit.algorithms.partition import partition
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import Dataset, load_dataset, train_test_split
+from dpkit.algorithms.substrate.evaluation import majority_accuracy
+from dpkit.algorithms.substrate.graphs import Graph, make_graph
+from dpkit.algorithms.substrate.partition import partition
 from dpkit.algorithms.registry import get_algorithm
-from dpkit.algorithms.result import TrainingResult
-from dpkit.algorithms.spec import AlgorithmSpec
+from dpkit.algorithms.substrate.result import TrainingResult
+from dpkit.algorithms.substrate.spec import AlgorithmSpec
 
 __all__ = ["train", "prepare", "Setting", "MAX_ITERATIONS", "MIN_ROWS_PER_AGENT", "small_agents_warning"]
 
@@ -79,8 +79,8 @@ def train(
     name
         A name of :data:`dpkit.algorithms.registry.ALGORITHMS` (``"dp-logreg"``, ``"admm"``, ...).
     data
-        A :class:`~dpkit.algorithms.data.Dataset`, or a name for
-        :func:`~dpkit.algorithms.data.load_dataset` (``"adult"``, ``"builtin"``, a path, ...).
+        A :class:`~dpkit.algorithms.substrate.data.Dataset`, or a name for
+        :func:`~dpkit.algorithms.substrate.data.load_dataset` (``"adult"``, ``"builtin"``, a path, ...).
     epsilon, delta
         The run's total budget for one record (private algorithms; ``delta`` defaults to the
         algorithm's). A non-private algorithm takes neither.

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from dpkit._validation import check_integer, check_positive
 from dpkit.accounting.calibration import calibrate_gaussian_sigma
-from dpkit.algorithms.scenarios import make_scenario
+from dpkit.algorithms.audit_instances import make_scenario
 from dpkit.audit import minimum_samples
 from dpkit.commands.runner import run_json
 from dpkit.report import write_report
@@ -40,7 +40,7 @@ BASELINE_ALGORITHM = "dp-logreg"
 REFERENCE_ALGORITHM = "admm"
 """The non-private reference trained beside it."""
 DEMO_DATA = "adult"
-"""The ``--data`` the demo trains on (:func:`dpkit.algorithms.data.load_dataset`): the packaged UCI Adult."""
+"""The ``--data`` the demo trains on (:func:`dpkit.algorithms.substrate.data.load_dataset`): the packaged UCI Adult."""
 
 BUDGETS = (0.5, 1.0, 2.0, 4.0, 8.0)
 DELTA = 1e-5

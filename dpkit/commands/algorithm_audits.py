@@ -1,7 +1,7 @@
 """Audit a registered algorithm: its privacy claim on its audit instance (one implementation).
 
 :func:`audit_scenario` runs :func:`dpkit.audit.audit` on an instance of
-:mod:`dpkit.algorithms.scenarios` (the algorithm's own release code on one-record neighbours,
+:mod:`dpkit.algorithms.audit_instances` (the algorithm's own release code on one-record neighbours,
 its claim); ``dpkit audit --algorithm`` and ``experiments/seed_audits.py`` (which writes
 ``docs/paper-audits.md``) both call it. :func:`audit_algorithm` builds the instance by registry
 name and returns an :class:`AuditRecord`: the claim, the audit's ε lower bound with its
@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any
 
-from dpkit.algorithms.scenarios import AuditScenario, make_scenario
+from dpkit.algorithms.audit_instances import AuditScenario, make_scenario
 from dpkit.audit import AuditResult, audit, ceiling_epsilon
 
 __all__ = ["AuditRecord", "Planned", "PLAN", "audit_scenario", "run_scenario", "audit_algorithm"]

@@ -1,6 +1,6 @@
 """``dpkit audit --algorithm NAME``: test an algorithm's privacy claim on its audit scenario.
 
-The scenarios (:mod:`dpkit.algorithms.scenarios`) are small worst-case instances that run the
+The scenarios (:mod:`dpkit.algorithms.audit_instances`) are small worst-case instances that run the
 algorithm's own release code on one-record neighbours. ``--variant paper`` (default) tests the
 paper's claim, ``--variant corrected`` dpkit's calibration; the claim comes from the scenario,
 so ``--mechanism`` and ``--claimed-epsilon`` do not apply. Exit code 3 when the claim is refuted.
@@ -13,7 +13,7 @@ import concurrent.futures
 import json
 from typing import Any
 
-from dpkit.algorithms.scenarios import SCENARIOS, AuditScenario, make_scenario
+from dpkit.algorithms.audit_instances import SCENARIOS, AuditScenario, make_scenario
 from dpkit.audit import Pair
 from dpkit.commands.algorithm_audits import audit_scenario
 from dpkit.commands.audit_options import library_keywords

@@ -27,7 +27,7 @@ under the same label.
 
 The text output puts the test accuracy next to the majority-class accuracy, and the ε the
 accountant certifies for the run (record-level, over the ledger) next to the paper's claim.
-``--json`` prints :meth:`~dpkit.algorithms.result.TrainingResult.to_dict` without the model
+``--json`` prints :meth:`~dpkit.algorithms.substrate.result.TrainingResult.to_dict` without the model
 and history.
 """
 
@@ -42,10 +42,10 @@ from typing import Any
 
 from dpkit._progress import progress as progress_bar
 from dpkit._threads import single_threaded_blas
-from dpkit.algorithms.data import ADULT_VARIANTS, DATA_FORMATS, file_format, load_dataset
-from dpkit.algorithms.evaluation import DIAGNOSTIC_LABEL
+from dpkit.algorithms.substrate.data import ADULT_VARIANTS, DATA_FORMATS, file_format, load_dataset
+from dpkit.algorithms.substrate.evaluation import DIAGNOSTIC_LABEL
 from dpkit.algorithms.registry import ALGORITHMS
-from dpkit.algorithms.result import TrainingResult
+from dpkit.algorithms.substrate.result import TrainingResult
 from dpkit.algorithms import train
 from dpkit.commands.option_names import options_named
 

@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpkit.accounting.events import GaussianEvent, SampledWithoutReplacementEvent
-from dpkit.algorithms import a_ddp as A
-from dpkit.algorithms import a_ddp_claims as C
-from dpkit.algorithms import a_ddp_plan as P
-from dpkit.algorithms.a_ddp_upload import UserUpload, clipped_gradients
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import Dataset, make_synthetic
-from dpkit.algorithms.partition import partition
-from dpkit.algorithms.scenarios import make_scenario
+from dpkit.algorithms.a_ddp import algorithm as A
+from dpkit.algorithms.a_ddp import claims as C
+from dpkit.algorithms.a_ddp import plan as P
+from dpkit.algorithms.a_ddp.upload import UserUpload, clipped_gradients
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import Dataset, make_synthetic
+from dpkit.algorithms.substrate.partition import partition
+from dpkit.algorithms.audit_instances import make_scenario
 from dpkit.audit import audit
 from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.ledger import PrivacyLedger

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpkit.algorithms import data as D
+from dpkit.algorithms.substrate import data as D
 
-PACKAGED = resources.files("dpkit.algorithms").joinpath("datasets")
+PACKAGED = resources.files("dpkit.algorithms.substrate").joinpath("datasets")
 
 
 @pytest.mark.parametrize("name, records", [("adult.data", 32561), ("adult.test", 16281)])
@@ -46,7 +46,7 @@ def test_packaged_copy_is_cited_and_declared_as_package_data():
     readme = PACKAGED.joinpath("README.md").read_text()
     assert "10.24432/C5XW20" in readme and "CC BY 4.0" in readme and "@misc{becker1996adult" in readme
     pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["dpkit.algorithms"]
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["dpkit.algorithms.substrate"]
     for name in ("adult.data.gz", "adult.test.gz", "README.md"):
         assert any(Path("datasets", name).match(p) for p in patterns), name
 
@@ -125,7 +125,7 @@ def test_builtin_and_synthetic():
 
 
 def test_binary_files_and_bad_label_columns_are_named_errors(tmp_path):
-    from dpkit.algorithms.data import load_csv, load_libsvm
+    from dpkit.algorithms.substrate.data import load_csv, load_libsvm
 
     binary = tmp_path / "data.csv"
     binary.write_bytes(b"\x00\xff\xfe\x01")

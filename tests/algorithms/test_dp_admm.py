@@ -16,18 +16,18 @@ import scipy.optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpkit.algorithms.admm_pvp import train_admm_pvp, pvp_sensitivity
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import make_synthetic
-from dpkit.algorithms.dp_admm import default_iterations, train_dp_admm
-from dpkit.algorithms.dp_admm_steps import (
+from dpkit.algorithms.dp_admm.admm_pvp import train_admm_pvp, pvp_sensitivity
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import make_synthetic
+from dpkit.algorithms.dp_admm.dp_admm import default_iterations, train_dp_admm
+from dpkit.algorithms.dp_admm.steps import (
     linearised_step, step_sensitivity, step_size_eq29, step_size_eq34, theorem1_multiplier,
 )
-from dpkit.algorithms.losses import L2, Logistic
-from dpkit.algorithms.partition import partition
-from dpkit.algorithms.scenarios import make_scenario
-from dpkit.algorithms.scenarios import admm_pvp as pvp_scenario
-from dpkit.algorithms.solvers import AgentObjectives
+from dpkit.algorithms.substrate.losses import L2, Logistic
+from dpkit.algorithms.substrate.partition import partition
+from dpkit.algorithms.audit_instances import make_scenario
+from dpkit.algorithms.dp_admm import admm_pvp_audit_instances as pvp_scenario
+from dpkit.algorithms.substrate.solvers import AgentObjectives
 from dpkit.audit import audit
 from dpkit.mechanisms.gaussian import GaussianMechanism
 

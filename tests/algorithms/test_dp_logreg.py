@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from scipy import optimize, stats
 
 from dpkit.accounting.events import GaussianEvent
-from dpkit.algorithms import dp_logreg as L
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import Dataset, make_synthetic
-from dpkit.algorithms.scenarios import make_scenario
+from dpkit.algorithms.baselines import dp_logreg as L
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import Dataset, make_synthetic
+from dpkit.algorithms.audit_instances import make_scenario
 from dpkit.algorithms import train
 from dpkit.audit import audit
 from dpkit.mechanisms.gaussian import GaussianMechanism

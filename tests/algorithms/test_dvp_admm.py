@@ -13,13 +13,13 @@ from scipy import optimize, special
 
 from dpkit.accounting.events import PureDPEvent
 from dpkit.accounting.tightest import TightestAccountant
-from dpkit.algorithms import dvp_admm as D
-from dpkit.algorithms import dvp_admm_noise as N
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import make_synthetic
-from dpkit.algorithms.dvp_admm_rounds import local_objectives, perturbed_dual_admm
-from dpkit.algorithms.graphs import complete, from_adjacency, random_connected
-from dpkit.algorithms.partition import partition
+from dpkit.algorithms.dvp_admm import algorithm as D
+from dpkit.algorithms.dvp_admm import noise as N
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import make_synthetic
+from dpkit.algorithms.dvp_admm.rounds import local_objectives, perturbed_dual_admm
+from dpkit.algorithms.substrate.graphs import complete, from_adjacency, random_connected
+from dpkit.algorithms.substrate.partition import partition
 from dpkit.audit import audit
 from dpkit.mechanisms.dual_noise import GaussianObjectiveNoise, L2LaplaceObjectiveNoise, dvp_calibration
 from dpkit.mechanisms.ledger import PrivacyLedger
@@ -264,7 +264,7 @@ def test_paper_transcript_is_not_alpha_dp():
     """Zhang & Zhu 2016, §2.2 ("independent of the number of iterations"): an α-DP transcript has
     KL ≤ α tanh(α/2) (0.462 for α = 1); the mean of the exact transcript log-likelihood ratio over
     20 iterations of the real rounds exceeds it (one-sided 99.9 % bound)."""
-    from dpkit.algorithms.scenarios import make_scenario
+    from dpkit.algorithms.audit_instances import make_scenario
 
     sc = make_scenario("dvp-admm", iterations=20)
     assert sc.expect_violation and sc.claimed_epsilon == 1.0
@@ -274,7 +274,7 @@ def test_paper_transcript_is_not_alpha_dp():
 
 
 def test_corrected_transcript_passes_the_audit():
-    from dpkit.algorithms.scenarios import make_scenario
+    from dpkit.algorithms.audit_instances import make_scenario
 
     sc = make_scenario("dvp-admm", corrected=True, iterations=3)
     assert not sc.expect_violation and sc.claimed_epsilon <= 1.0

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from scipy import optimize, special
 
 from dpkit.accounting.events import GaussianEvent, RandomizedResponseEvent, SelfComposedEvent
-from dpkit.algorithms import hetero_admm as H
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import make_synthetic
-from dpkit.algorithms.graphs import random_connected
-from dpkit.algorithms.hetero_admm_privacy import (
+from dpkit.algorithms.hetero_admm import algorithm as H
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import make_synthetic
+from dpkit.algorithms.substrate.graphs import random_connected
+from dpkit.algorithms.hetero_admm.privacy import (
     averaged_rounds,
     calibrate_multiplier,
     correction_ratio,
@@ -25,10 +25,10 @@ from dpkit.algorithms.hetero_admm_privacy import (
     label_share,
     round_sensitivity,
 )
-from dpkit.algorithms.losses import Logistic
-from dpkit.algorithms.partition import partition
-from dpkit.algorithms.scenarios.hetero_admm import hetero_admm_transcript
-from dpkit.algorithms.unbiased_loss import UnbiasedLogistic
+from dpkit.algorithms.substrate.losses import Logistic
+from dpkit.algorithms.substrate.partition import partition
+from dpkit.algorithms.hetero_admm.audit_instances import hetero_admm_transcript
+from dpkit.algorithms.hetero_admm.unbiased_loss import UnbiasedLogistic
 from dpkit.audit import audit
 from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.randomized_response import BinaryRandomizedResponse
@@ -114,7 +114,7 @@ def test_corrected_sensitivities_bound_replace_one(seed, eps):
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
     y = np.where(gen.random(m) < 0.5, 1.0, -1.0)
     b_fixed, center = gen.normal(size=d), gen.normal(size=d)
-    from dpkit.algorithms.data import Dataset
+    from dpkit.algorithms.substrate.data import Dataset
 
     def argmin(X, y):
         f = lambda w: np.mean(np.logaddexp(0, -y * (X @ w))) + b_fixed @ w + 0.5 * mu * np.sum((w - center) ** 2)  # noqa: E731

@@ -18,20 +18,20 @@ from scipy import optimize
 
 from dpkit.accounting.base import PaperRuleWarning
 from dpkit.accounting.events import GaussianEvent
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import make_synthetic
-from dpkit.algorithms.graphs import ring
-from dpkit.algorithms.ipp_admm import calibrate_multiplier as ipp_multiplier
-from dpkit.algorithms.ipp_admm import quality_scores, quality_sensitivity, train_ipp_admm
-from dpkit.algorithms.partition import partition
-from dpkit.algorithms.pp_admm import (
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import make_synthetic
+from dpkit.algorithms.substrate.graphs import ring
+from dpkit.algorithms.pp_admm.ipp_admm import calibrate_multiplier as ipp_multiplier
+from dpkit.algorithms.pp_admm.ipp_admm import quality_scores, quality_sensitivity, train_ipp_admm
+from dpkit.algorithms.substrate.partition import partition
+from dpkit.algorithms.pp_admm.pp_admm import (
     calibrate_multiplier,
     paper_claim,
     paper_parameters,
     release_sensitivity,
     train_pp_admm,
 )
-from dpkit.algorithms.scenarios import make_scenario
+from dpkit.algorithms.audit_instances import make_scenario
 from dpkit.audit import audit
 from dpkit.mechanisms.erm import GaussianObjectivePerturbation
 from dpkit.mechanisms.gaussian import GaussianMechanism
@@ -197,7 +197,7 @@ def test_ipp_corrected_gate_admits_and_records_max_queries():
     (union bound on the two Laplace tails); the gate's event carries k = T."""
     from scipy.stats import binom
 
-    from dpkit.algorithms.ipp_admm import ADMIT, gate_mechanisms
+    from dpkit.algorithms.pp_admm.ipp_admm import ADMIT, gate_mechanisms
 
     parts, g, _ = _small()
     res = train_ipp_admm(parts, g, budget=Budget(1.0, 1e-5), cap=2, iterations=5, rng=0)
@@ -263,7 +263,7 @@ def test_release_and_quality_sensitivities_hold(seed):
     sens = release_sensitivity(m, mu, 0.0)
     assert np.linalg.norm(a - b) <= sens * (1 + 1e-6)
     prev = rng.normal(0, 3, (1, d))
-    from dpkit.algorithms.data import Dataset
+    from dpkit.algorithms.substrate.data import Dataset
 
     q1 = quality_scores([Dataset(X, y)], prev, a[None], clip)[0]
     q2 = quality_scores([Dataset(X2, y2)], prev, b[None], clip)[0]

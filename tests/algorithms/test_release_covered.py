@@ -16,9 +16,9 @@ import math
 import numpy as np
 import pytest
 
-from dpkit.algorithms.budget import Budget
-from dpkit.algorithms.data import Dataset, make_synthetic
-from dpkit.algorithms.evaluation import DIAGNOSTIC_LABEL
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import Dataset, make_synthetic
+from dpkit.algorithms.substrate.evaluation import DIAGNOSTIC_LABEL
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.training import prepare
 from dpkit.mechanisms.base import Mechanism

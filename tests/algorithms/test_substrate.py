@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpkit.algorithms import data as D
-from dpkit.algorithms.admm import decentralised_admm, decentralised_loop, exact_local_step, star_admm, star_loop
-from dpkit.algorithms.centralised import centralised_fit
-from dpkit.algorithms.graphs import complete, from_adjacency, random_connected, ring, star
-from dpkit.algorithms.losses import L1, L2, Logistic, empirical_gradient, empirical_value
-from dpkit.algorithms.partition import partition
-from dpkit.algorithms.solvers import AgentObjectives, solve
+from dpkit.algorithms.substrate import data as D
+from dpkit.algorithms.substrate.admm_loops import decentralised_admm, decentralised_loop, exact_local_step, star_admm, star_loop
+from dpkit.algorithms.baselines.centralised import centralised_fit
+from dpkit.algorithms.substrate.graphs import complete, from_adjacency, random_connected, ring, star
+from dpkit.algorithms.substrate.losses import L1, L2, Logistic, empirical_gradient, empirical_value
+from dpkit.algorithms.substrate.partition import partition
+from dpkit.algorithms.substrate.solvers import AgentObjectives, solve
 
 
 # ----------------------------------------------------------------------------- partition

@@ -8,10 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from dpkit.algorithms.data import make_synthetic, train_test_split
-from dpkit.algorithms.evaluation import majority_accuracy
+from dpkit.algorithms.substrate.data import make_synthetic, train_test_split
+from dpkit.algorithms.substrate.evaluation import majority_accuracy
 from dpkit.algorithms.registry import ALGORITHMS, get_algorithm
-from dpkit.algorithms.result import TrainingResult
+from dpkit.algorithms.substrate.result import TrainingResult
 from dpkit.algorithms import train
 from dpkit.cli.main import main
 

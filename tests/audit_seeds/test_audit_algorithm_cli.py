@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dpkit.algorithms.scenarios import SCENARIOS, make_scenario
+from dpkit.algorithms.audit_instances import SCENARIOS, make_scenario
 from dpkit.cli.main import main
 from dpkit.commands import audit_algorithm as AA
 from dpkit.commands.errors import EXIT_OK, EXIT_REFUTED, EXIT_USAGE

@@ -1,7 +1,7 @@
 """Audits of the papers' privacy claims at reduced size, fixed seeds: the verdicts the papers' mistakes predict.
 
 The audit calls live in ``dpkit.commands.algorithm_audits`` (the code ``dpkit audit --algorithm`` and
-``experiments/seed_audits.py`` run); the scenarios in ``dpkit.algorithms.scenarios``. Reference values are independent closed forms evaluated with
+``experiments/seed_audits.py`` run); the scenarios in ``dpkit.algorithms.audit_instances``. Reference values are independent closed forms evaluated with
 mpmath: the Gaussian privacy profile δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) of two Gaussians
 μ standard deviations apart, and the optimal ρ-zCDP conversion.
 """
@@ -19,7 +19,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from dpkit.algorithms.scenarios import SCENARIOS, AuditScenario, make_scenario
+from dpkit.algorithms.audit_instances import SCENARIOS, AuditScenario, make_scenario
 from dpkit.commands import algorithm_audits as A
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -234,13 +234,13 @@ def _dvp_reference_runs(sc, database, runs, seed):
     """``runs`` DVP runs one after another on a real two-node Graph, sharing one generator, without the scenario's
     batching: the algorithm's own entry point from f(0) = 0 (paper instance), its loop, noise and objectives from
     the public start state otherwise."""
-    from dpkit.algorithms.admm import decentralised_loop
-    from dpkit.algorithms.data import Dataset
-    from dpkit.algorithms.dvp_admm_rounds import (
+    from dpkit.algorithms.substrate.admm_loops import decentralised_loop
+    from dpkit.algorithms.substrate.data import Dataset
+    from dpkit.algorithms.dvp_admm.rounds import (
         SOLVER_TOLERANCE, dual_perturbation, local_objectives, perturbed_dual_admm,
     )
-    from dpkit.algorithms.graphs import complete
-    from dpkit.algorithms.scenarios.dvp_admm import _noise
+    from dpkit.algorithms.substrate.graphs import complete
+    from dpkit.algorithms.dvp_admm.audit_instances import _noise
     from dpkit.mechanisms.ledger import PrivacyLedger
 
     p, B, mech = sc.parameters, database.shape[0], sc.mechanism

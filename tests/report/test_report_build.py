@@ -141,7 +141,7 @@ def _independent_table(payload: dict, delta: float) -> dict[str, float]:
 
 def _check_train_section(section: dict, payload: dict) -> None:
     """The report's train section against the document and against independent recomputations."""
-    from dpkit.algorithms.result import account as tightest_over_ledger
+    from dpkit.algorithms.substrate.result import account as tightest_over_ledger
 
     guarantee = payload["guarantee"]
     relation = payload["ledger"]["neighbouring"]
@@ -233,7 +233,7 @@ def test_extra_guarantees_are_labelled_and_cited(docs):
 def test_parallel_composition_over_groups_of_agents(docs):
     """Two groups of agents with different noise: the report certifies the worst group, as the run's accountant does."""
     from dpkit.accounting.events import GaussianEvent
-    from dpkit.algorithms.result import account as tightest_over_ledger
+    from dpkit.algorithms.substrate.result import account as tightest_over_ledger
     from dpkit.mechanisms.ledger import PrivacyLedger
 
     payload = json.loads(docs["train"].read_text())

@@ -1,0 +1,382 @@
+"""IPP-ADMM: PP-ADMM whose broadcasts are gated by the sparse vector technique, at most c per agent.
+
+Ding, Wang, Liang, Bi & Pan, CIKM 2020, Algorithm 2. Round t, agent i: compute the approximate
+local minimiser θ̂ as in PP-ADMM (:mod:`dpkit.algorithms.pp_admm.pp_admm`), then
+
+* quality q = Clip[f_i](θ_i^t) − Clip[f_i](θ̂): the decrease of the local mean loss, each record's
+  loss clipped at C_loss, from the agent's last published value to θ̂ (:func:`quality_scores`;
+  the regulariser is left out, so the clip bounds every record's term);
+* if q + Lap(query scale) ≥ α + Lap(threshold scale) (⊤, threshold noise drawn once per agent,
+  Lyu, Su & Li 2017, Alg. 1) publish θ_i^{t+1} = θ̂ + b_i2; else (⊥) keep θ_i^t. After the c-th
+  ⊤ the agent never publishes again (Alg. 2 line 10);
+* neighbours that did not publish keep their last value (eqs. 18–20); the dual step uses the
+  published values, so Σ_i λ_i stays 0.
+
+The gate and the release of agent i are one :class:`~dpkit.mechanisms.sparse_vector.GatedRelease`
+(:func:`gate_mechanisms`, :func:`publish_gated`), opened once per agent: its event, the SVT's
+(ε₁ + ε₂)-DP event composed with c releases, is recorded when the agent starts, because the number
+of ⊤ answers is data-dependent and only its cap c is not.
+
+Query sensitivity (:func:`quality_sensitivity`). Conditionally on the published history, replacing
+one record changes the clipped loss at the public θ_i^t by ≤ C_loss/|D_i| and the clipped loss at
+θ̂ by ≤ C_loss/|D_i| + ‖θ̂_D − θ̂_D′‖ (the clipped logistic loss is 1-Lipschitz in the margin and
+‖x‖ ≤ 1), so Δ_q = 2C_loss/|D_i| + Δ_i with Δ_i the release sensitivity (corrected: 2(c₁/|D_i| + β)/μ_i;
+paper, given the exact perturbed minimiser θ̃: 2β/μ_i). The paper's Lemma 4.2 states 2C_loss:
+its proof drops the 1/|D_i| factor and holds θ̂ fixed; the bound holds only by the clip's range.
+
+Variants
+--------
+``"corrected"`` (default). No objective perturbation; the Gaussian multiplier z = σ_i2/Δ_i is
+calibrated on the whole planned run of one agent — the SVT event at ε_SVT = :data:`SVT_SHARE`·ε
+(ε₁ : ε₂ = 1 : (2c)^{2/3}, Lyu et al. §4.2; at most T queries) composed with c Gaussian releases —
+by the tightest accountant, which takes the smaller of the PLD (SVT as pure ε₁ + ε₂) and the RDP
+bound (SVT by Zhu & Wang 2020, :mod:`dpkit.accounting.rdp_sparse_vector`). At the defaults
+(c = 5, T = 10) the PLD wins: the RDP bound pays log C(T, c) for the output range, and a Gaussian
+SVT (RDP only) needs a larger z for the same ε (docs/algorithms/pp-admm.md, measured).
+
+Why the corrected gate admits broadcasts. The quality's sensitivity Δ_q is dominated by Δ_i
+(≈ 0.25 on Adult at the defaults), so the gate's noise (scales Δ_q/ε₁ and 2cΔ_q/ε₂: 4.7 and 10 at
+ε = 3 with a 10 % share) is far above any quality value (q is at most the agent's mean loss at its
+last published value, log 2 ≈ 0.69 at θ = 0): no threshold can tell good rounds from bad, and
+α = 1e-3 skips broadcasts at random (measured: accuracy
+0.818 at ε = 3 against PP-ADMM's 0.825). The gate gets a small share (:data:`SVT_SHARE` = 2 %),
+so ≥ 98 % of ε goes to the releases; its default threshold is nevertheless the paper's α = 1e-3
+(faithful: it skips chances, at random), and a threshold :data:`ADMIT` noise scales below 0
+(``gate_mechanisms(alpha=None)``; a query with q ≥ 0 is ⊥ with probability ≤ e^{−4}) turns the
+gate into a mere cap c (measured frontier under the defaults below).
+
+``"paper"``: the paper's pipeline (:func:`~dpkit.algorithms.pp_admm.pp_admm.paper_parameters` with c
+releases and an SVT share of ρ_total — the paper gives none, :data:`PAPER_IPP` records ours), Alg. 2's
+noise scales Lap(2cC_loss/ε₁) and Lap(4cC_loss/ε₂) (sensitivity 2C_loss of Lemma 4.2), b_i1 in
+every round (the SVT query needs θ̂ every round), σ_i1 with ε_i3 (Alg. 2 line 6 writes ε_i1, a typo).
+The ledger records the SVT at the true sensitivity (the same noise, so smaller effective ε₁, ε₂)
+and b_i2 at 2β/μ_i. ``paper_claim`` is Theorem 4.1: ρ' = (ε₁+ε₂)²/2 + c(ε_i1²/(4 ln 1/δ_i1) + ρ_i2).
+
+Defaults of the corrected variant (data-independent)
+----------------------------------------------------
+* ``cap`` c = :data:`~dpkit.algorithms.pp_admm.pp_admm.ROUNDS` releases and ``iterations`` T = 2c (the
+  paper's c/T = 15/30): the same number of releases as PP-ADMM's default, twice the rounds;
+* ``clip`` C_loss = 2 (the paper's, Fig. 3) and ``alpha`` α = :data:`ALPHA` = 1e-3, the paper's
+  threshold (Fig. 4), on the quality score's own scale and data-independent. The gate is then
+  selective in the paper's sense (it skips chances: measured below) but, its noise being far
+  above any quality value, it skips at random, and IPP-ADMM trails PP-ADMM at equal ε. The
+  measured frontier (``benchmarks/ipp_gate.py``, Adult, ε = 1, 2 seeds, validation rows held
+  out of the training rows; skip share = ⊥ answers / queries):
+
+  ===========================  ==========  ==========  ==================
+  threshold α                  val. acc.   skip share  broadcasts saved
+  ===========================  ==========  ==========  ==================
+  PP-ADMM (no gate)            0.8210      —           —
+  −ADMIT·(b₁ + b₂) ≈ −395      0.8166      0.000       25 of 50
+  1e-3 (the paper's, default)  0.8097      0.563       31.5 of 50
+  100                          0.7939      0.840       42 of 50
+  400                          0.2531      1.000       50 of 50
+  ===========================  ==========  ==========  ==================
+
+  No threshold both skips 20–90 % of the chances and matches PP-ADMM, so the default is the
+  paper's gate; ``alpha=-400`` gives the admitting gate (−:data:`ADMIT`·(b₁ + b₂) at ε = 1),
+  which is PP-ADMM with c broadcasts.
+* η, λ̂, β as in PP-ADMM; ``svt_share`` = :data:`SVT_SHARE`.
+
+Examples
+--------
+>>> from dpkit.algorithms.substrate.budget import Budget
+>>> from dpkit.algorithms.substrate.data import make_synthetic
+>>> from dpkit.algorithms.substrate.graphs import ring
+>>> from dpkit.algorithms.substrate.partition import partition
+>>> data = make_synthetic(2000, 3, rng=0)
+>>> result = train_ipp_admm(partition(data, 4, rng=0), ring(4), budget=Budget(1.0, 1e-5), cap=3, iterations=6, rng=0)
+>>> result.guarantee.epsilon <= 1.0, max(result.config["broadcasts"]) <= 3
+(True, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from dpkit._validation import check_finite, check_integer, check_positive, check_rng, check_unit_interval
+from dpkit.accounting.calibration import CalibrationResult
+from dpkit.accounting.events import PrivacyEvent
+from dpkit.algorithms.substrate.admm_loops import decentralised_loop, round_recorder
+from dpkit.algorithms.substrate.budget import Budget, calibrate_noise
+from dpkit.algorithms.substrate.data import Dataset
+from dpkit.algorithms.substrate.evaluation import Evaluator
+from dpkit.algorithms.substrate.graphs import Graph
+from dpkit.algorithms.substrate.losses import Logistic, empirical_value
+from dpkit.algorithms.pp_admm.pp_admm import (
+    AGENTS,
+    LAMBDA,
+    NOISE_STD,
+    PAPER_SETTING,
+    ROUNDS,
+    _check_common,
+    default_beta,
+    default_eta,
+    local_objectives,
+    paper_claim,
+    paper_mechanisms,
+    paper_parameters,
+    release_mechanisms,
+)
+from dpkit.algorithms.substrate.result import TrainingResult, finish
+from dpkit.algorithms.substrate.spec import AlgorithmSpec, graph_runner
+from dpkit.mechanisms.gaussian import GaussianMechanism
+from dpkit.mechanisms.ledger import PrivacyLedger
+from dpkit.mechanisms.sparse_vector import GatedRelease, GatedReleaseRun, SparseVector, svt_budget_split
+
+__all__ = [
+    "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "quality_scores", "quality_sensitivity", "gate_mechanisms", "paper_gate", "gate_counts", "skip_share",
+    "calibrate_multiplier", "publish_gated", "train_ipp_admm", "SPEC",
+]
+
+SVT_SHARE = 0.02
+"""Corrected variant: fraction of ε given to the SVT (ε₁ + ε₂ = SVT_SHARE·ε)."""
+ADMIT = 4.0
+"""The admitting threshold of ``gate_mechanisms(alpha=None)``, in noise units: α_i = −ADMIT·(b₁ + b₂) for agent i's
+threshold and query Laplace scales b₁, b₂, so a query with q ≥ 0 is answered ⊥ with probability
+≤ P(ν < −ADMIT·b₂) + P(ρ > ADMIT·b₁) = e^{−ADMIT} (< 2 %)."""
+PAPER_IPP = {"cap": 15, "clip": 2.0, "alpha": 1e-3, "svt_fraction": 0.1}
+"""Paper variant: c, C_loss, α (Ding et al. 2020, §5) and the SVT's share of ρ_total (not given by the paper)."""
+CLIP = 2.0
+"""Default loss clip C_loss (Ding et al. 2020, Fig. 3)."""
+ALPHA = 1e-3
+"""Default SVT threshold α (Ding et al. 2020, Fig. 4)."""
+
+
+def quality_scores(parts: Sequence[Dataset], previous: np.ndarray, candidates: np.ndarray, clip: float,
+                   loss=None) -> np.ndarray:
+    """q_i = mean_n min(ℓ, C)(θ_i^t) − mean_n min(ℓ, C)(θ̂_i) for every agent (Ding et al. 2020, Alg. 2 line 9)."""
+    loss = loss or Logistic()
+    clip = check_positive("clip", clip)
+    return np.array([float(empirical_value(loss, previous[i], p.X, p.y, clip) -
+                           empirical_value(loss, candidates[i], p.X, p.y, clip)) for i, p in enumerate(parts)])
+
+
+def quality_sensitivity(n_samples: int, clip: float, release_sensitivity: float) -> float:
+    """Δ_q = 2C_loss/|D_i| + Δ_i (module docstring), rounded up.
+
+    >>> round(quality_sensitivity(100, 2.0, 0.01), 12)
+    0.05
+    """
+    n_samples = check_integer("n_samples", n_samples, minimum=1)
+    return math.nextafter(2.0 * check_positive("clip", clip) / n_samples + check_positive(
+        "release_sensitivity", release_sensitivity), math.inf)
+
+
+def gate_mechanisms(releases: Sequence[GaussianMechanism], sizes: Sequence[int], *, epsilon_svt: float, cap: int,
+                    clip: float, alpha: float | None, max_queries: int | None = None) -> list[GatedRelease]:
+    """Agent i's gated release (corrected variant): an SVT with ε₁ + ε₂ = ``epsilon_svt`` (Lyu's split
+    and noise) on queries of sensitivity :func:`quality_sensitivity`, releasing through ``releases[i]``
+    (whose sensitivity is Δ_i). Threshold ``alpha``, or None for −:data:`ADMIT`·(b₁ + b₂) (the
+    agent's noise scales; data-independent). ``max_queries`` (the number of rounds T) caps the gate's
+    queries and goes into its event, so the accountants may also use Zhu & Wang (2020)'s RDP bound."""
+    eps1, eps2 = svt_budget_split(epsilon_svt, cap)
+    gates = []
+    for rel, m in zip(releases, sizes):
+        gate = SparseVector(eps1, eps2, threshold=0.0 if alpha is None else alpha, cutoff=cap,
+                            sensitivity=quality_sensitivity(m, clip, rel.sensitivity), max_queries=max_queries)
+        if alpha is None:
+            gate = dataclasses.replace(gate, threshold=-ADMIT * (gate.threshold_scale + gate.query_scale))
+        gates.append(GatedRelease(gate, rel))
+    return gates
+
+
+def paper_gate(epsilon_svt: float, cap: int, n_samples: int, clip: float, release_sensitivity: float,
+               alpha: float) -> SparseVector:
+    """Agent i's SVT under the paper's calibration (Ding et al. 2020, Alg. 2 line 9).
+
+    Noise Lap(2cC_loss/ε₁) on the threshold and Lap(4cC_loss/ε₂) on each query (Lemma 4.2's
+    sensitivity 2C_loss, ε₁ : ε₂ = 1 : (2c)^{2/3}); the mechanism is recorded at the true
+    sensitivity Δ_q of :func:`quality_sensitivity`, i.e. with the effective budgets ε·Δ_q/(2C_loss)
+    that give exactly these noise scales.
+
+    >>> gate = paper_gate(1.0, 15, 7000, 2.0, 0.01, 1e-3)
+    >>> round(gate.query_scale, 6), round(gate.threshold_scale, 4)
+    (132.42893, 639.2936)
+    """
+    eps1, eps2 = svt_budget_split(epsilon_svt, cap)
+    true = quality_sensitivity(n_samples, clip, release_sensitivity)
+    scale = true / (2.0 * clip)
+    return SparseVector(eps1 * scale, eps2 * scale, threshold=alpha, cutoff=cap, sensitivity=true,
+                        threshold_noise="ding")
+
+
+def _run_event(noise_multiplier: float, epsilon_svt: float, cap: int, iterations: int | None) -> PrivacyEvent:
+    # One agent's gated run; the SVT's event does not depend on its sensitivity, the Gaussian's only on σ/Δ.
+    gaussian = GaussianMechanism(sigma=noise_multiplier, sensitivity=1.0)
+    return gate_mechanisms([gaussian], [1], epsilon_svt=epsilon_svt, cap=cap, clip=1.0, alpha=0.0,
+                           max_queries=iterations)[0].event
+
+
+def calibrate_multiplier(budget: Budget, cap: int, svt_share: float = SVT_SHARE,
+                         iterations: int | None = None) -> CalibrationResult:
+    """The smallest z = σ_i2/Δ_i for which the SVT at ``svt_share``·ε (at most ``iterations`` queries)
+    plus ``cap`` releases meet ``budget``."""
+    svt_share = check_unit_interval("svt_share", svt_share, include_zero=False, include_one=False)
+    cap = check_integer("cap", cap, minimum=1)
+    if iterations is not None:
+        iterations = check_integer("iterations", iterations, minimum=1)
+    return calibrate_noise(lambda z: _run_event(z, svt_share * budget.epsilon, cap, iterations), budget,
+                           lower=0.1, upper=100.0)
+
+
+def gate_counts(rounds: Sequence[Sequence[int]], agents: int, cap: int) -> tuple[list[int], list[int]]:
+    """(broadcasts, queries) per agent from the released sequence of who broadcast in each round:
+    an agent is queried every round until its c-th broadcast (Lyu et al. 2017, Alg. 1 stops there).
+
+    >>> gate_counts([[0, 1], [0], [1], [1]], 2, 2)
+    ([2, 2], [2, 3])
+    """
+    broadcasts, queries = [0] * agents, [0] * agents
+    for sent in rounds:
+        for i in range(agents):
+            if broadcasts[i] < cap:
+                queries[i] += 1
+                broadcasts[i] += i in sent
+    return broadcasts, queries
+
+
+def skip_share(queries: Sequence[int], broadcasts: Sequence[int]) -> float:
+    """Share of the gate's chances it answered ⊥: Σ(queries − broadcasts)/Σ queries over the agents
+    (a query is a round in which the agent could still broadcast; computed from the gate's public
+    answers, so covered by ε).
+
+    >>> skip_share([10, 8], [5, 5])
+    0.4444444444444444
+    """
+    total = sum(queries)
+    return float(sum(q - b for q, b in zip(queries, broadcasts)) / total) if total else 0.0
+
+
+def publish_gated(runs: Sequence[GatedReleaseRun], quality: np.ndarray, solutions: np.ndarray,
+                  previous: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """One round of gated broadcasts (Alg. 2 lines 9–16): agent i publishes its run's release of θ̂_i
+    on ⊤, else keeps θ_i^t. Returns the published values and the agents that published."""
+    out = np.array(previous, float, copy=True)
+    sent = []
+    for i, run in enumerate(runs):
+        released = run.step(float(quality[i]), solutions[i])
+        if released is not None:
+            out[i] = released
+            sent.append(i)
+    return out, sent
+
+
+def train_ipp_admm(
+    parts: Sequence[Dataset], graph: Graph, *, budget: Budget, variant: str = "corrected",
+    iterations: int | None = None, test: Dataset | None = None, rng: np.random.Generator | int | None = 0,
+    progress: Callable[[int, int], None] | None = None, cap: int | None = None, eta: float | None = None,
+    lam: float | None = None, beta: float | None = None, clip: float | None = None, alpha: float | None = None,
+    svt_share: float | None = None, noise_std: float | None = None,
+) -> TrainingResult:
+    """Train IPP-ADMM (module docstring) and return a :class:`~dpkit.algorithms.substrate.result.TrainingResult`.
+
+    Parameters
+    ----------
+    budget, variant, iterations, eta, lam, beta, noise_std
+        As in :func:`~dpkit.algorithms.pp_admm.pp_admm.train_pp_admm` (T defaults to 2c corrected, 30 paper).
+    cap
+        c, the most broadcasts per agent (< T; None: ROUNDS corrected, 15 paper).
+    clip, alpha
+        C_loss and the SVT threshold α on the quality score's own scale (None: the paper's
+        :data:`ALPHA` = 1e-3, both variants; ``benchmarks/ipp_gate.py`` measures other values).
+    svt_share
+        Corrected: the SVT's fraction of ε (None: :data:`SVT_SHARE`).
+    """
+    parts = _check_common(parts, graph, budget, variant)
+    paper = variant == "paper"
+    gen = check_rng(rng)
+    loss = Logistic()
+    N, d = len(parts), parts[0].d
+    sizes = [p.n for p in parts]
+    degrees = [int(g) for g in graph.degrees]
+    cap = check_integer("cap", cap if cap is not None else (PAPER_IPP["cap"] if paper else ROUNDS), minimum=1)
+    T = check_integer("iterations", iterations if iterations is not None else
+                      (PAPER_SETTING["iterations"] if paper else 2 * cap), minimum=1)
+    if cap >= T:
+        raise ValueError(f"cap must be < iterations={T} (Ding et al. 2020, Thm 4.1), got cap={cap}")
+    beta = check_positive("beta", beta if beta is not None else
+                          (PAPER_SETTING["beta"] if paper else default_beta(sizes, loss.c1)))
+    clip = check_positive("clip", clip if clip is not None else CLIP)
+    alpha = check_finite("alpha", alpha if alpha is not None else ALPHA)
+    ledger = PrivacyLedger(N, neighbouring=budget.neighbouring)
+    config: dict[str, Any] = {"iterations": T, "cap": cap, "agents": N, "beta": beta, "clip": clip,
+                              "alpha": alpha, "budget": budget.to_dict(), "graph": graph.to_dict(), "loss": loss.name}
+    perturb = None
+    claim = None
+    if paper:
+        if lam is not None or svt_share is not None or noise_std is not None:
+            raise ValueError("lam, svt_share and noise_std apply to the corrected variant only")
+        eta = check_positive("eta", eta if eta is not None else PAPER_SETTING["eta"])
+        params = paper_parameters(budget.epsilon, budget.delta, sizes=sizes, degrees=degrees, releases=cap, eta=eta,
+                                  beta=beta, splits=PAPER_SETTING["splits"],
+                                  epsilon3_ratio=PAPER_SETTING["epsilon3_ratio"], delta_i1=PAPER_SETTING["delta_i1"],
+                                  svt_fraction=PAPER_IPP["svt_fraction"], c3=loss.c3)
+        lam = params.lam_hat
+        objective_mechs, output_mechs = paper_mechanisms(params, sizes, beta, loss.c1, loss.c3)
+        eps_svt = math.sqrt(2.0 * params.rho_svt)
+        gates = [GatedRelease(dataclasses.replace(paper_gate(eps_svt, cap, m, clip, rel.sensitivity, alpha),
+                                                  max_queries=T), rel)
+                 for m, rel in zip(sizes, output_mechs)]
+        eps1, eps2 = svt_budget_split(eps_svt, cap)
+        zeros = np.zeros(d)
+
+        def perturb(t: int) -> np.ndarray:
+            return np.stack([m.release(zeros, rng=gen, ledger=ledger, agent=i) for i, m in enumerate(objective_mechs)])
+
+        claim = paper_claim(params, svt_epsilon=eps1 + eps2)
+        config.update({"parameters": params.to_dict(), "epsilon_svt": eps1 + eps2,
+                       "svt_fraction": PAPER_IPP["svt_fraction"]})
+    else:
+        lam = check_positive("lam", lam if lam is not None else LAMBDA)
+        svt_share = check_unit_interval("svt_share", svt_share if svt_share is not None else SVT_SHARE,
+                                        include_zero=False, include_one=False)
+        calibration = calibrate_multiplier(budget, cap, svt_share, T)
+        z = float(calibration.parameter)
+        noise_std = check_positive("noise_std", noise_std if noise_std is not None else NOISE_STD)
+        eta = check_positive("eta", eta if eta is not None else default_eta(z, sizes, degrees, beta, loss.c1, noise_std))
+        mu = local_objectives(parts, lam, loss).with_terms(kappa=2.0 * eta * graph.degrees.astype(float)).mu
+        output_mechs = release_mechanisms(sizes, [float(u) for u in mu], beta, z, loss.c1)
+        gates = gate_mechanisms(output_mechs, sizes, epsilon_svt=svt_share * budget.epsilon, cap=cap, clip=clip,
+                                alpha=alpha, max_queries=T)
+        config["alpha"] = [g.gate.threshold for g in gates]
+        config.update({"noise_multiplier": z, "calibrated_epsilon": float(calibration.epsilon), "svt_share": svt_share,
+                       "sensitivity": [m.sensitivity for m in output_mechs], "sigma": [m.sigma for m in output_mechs],
+                       "sigma_objective": 0.0})
+    config.update({"lam": lam, "eta": eta})
+    config["query_sensitivity"] = [g.gate.sensitivity for g in gates]
+    config["svt_noise_scales"] = [[g.gate.threshold_scale, g.gate.query_scale] for g in gates]
+    F = local_objectives(parts, lam, loss)
+    runs = [gate.open(rng=gen, ledger=ledger, agent=i) for i, gate in enumerate(gates)]
+    rounds: list[list[int]] = []
+
+    def publish(t: int, solutions: np.ndarray, previous: np.ndarray) -> np.ndarray:
+        out, sent = publish_gated(runs, quality_scores(parts, previous, solutions, clip, loss), solutions, previous)
+        rounds.append(sent)
+        return out
+
+    evaluator = Evaluator(loss, parts, test, max(1, T // 50))
+    evaluator.record(0, np.zeros((N, d)), np.zeros((N, d)))
+    state = decentralised_loop(F, graph, eta=eta, iterations=T, beta=beta, theta0=np.zeros((N, d)), perturb=perturb,
+                               publish=publish, on_round=round_recorder(evaluator, T, progress))
+    broadcasts, queries = gate_counts(rounds, N, cap)
+    config.update({"max_grad_norm": state.max_grad_norm, "broadcasts": broadcasts, "broadcast_rounds": rounds,
+                   "gate_queries": queries, "gate_skip_share": skip_share(queries, broadcasts),
+                   "broadcasts_saved": N * T - sum(broadcasts)})
+    notes = ("model: average of the agents' last published values",
+             "each agent's ledger entry covers c releases (the cap), whatever the number of broadcasts",
+             "the SVT (at most T queries) is charged the smaller of its pure epsilon1 + epsilon2 (PLD) and its "
+             "Renyi-DP bound (Zhu & Wang 2020)")
+    return finish("ipp-admm", variant, state.published, state.published.mean(axis=0), evaluator, test, ledger,
+                  budget.delta, state.seconds, config, paper_claim=claim, notes=notes)
+
+
+SPEC = AlgorithmSpec(
+    name="ipp-admm", runner=graph_runner(train_ipp_admm), topology="graph", agents=AGENTS, n_train=35_000, delta=1e-5,
+    description="PP-ADMM with sparse-vector-gated broadcasts (Ding et al. 2020, CIKM, Alg. 2)",
+    options=("cap", "eta", "lam", "beta", "clip", "alpha", "svt_share", "noise_std"),
+)
