@@ -202,6 +202,13 @@ def optimal_homogeneous_composition(epsilon: float, delta: float, k: int, delta_
 
 # --------------------------------------------------------------------------- accountant
 
+OPTIMAL_MAX_STEPS = 10**5
+"""Above this many steps the accountant skips optimal composition (an O(k) sum per bisection step)
+and answers with the closed-form basic and advanced bounds in O(1) time; the result notes it."""
+
+_OPTIMAL_SKIPPED = (f"optimal composition skipped above {OPTIMAL_MAX_STEPS} steps (O(k) per evaluation); "
+                    f"basic and advanced composition are closed forms")
+
 
 def _leaf_epsilon_delta(event: PrivacyEvent) -> tuple[float, float]:
     if isinstance(event, ApproxDPEvent):
@@ -265,11 +272,14 @@ class ApproxDPAccountant(Accountant):
         if k * dlt < delta:
             adv = advanced_composition(eps, dlt, k, delta - k * dlt)
             candidates.append((adv.epsilon, adv.method))
-        try:
-            opt = optimal_homogeneous_composition(eps, dlt, k, delta)
-            candidates.append((opt.epsilon, opt.method))
-        except ValueError:
-            pass
+        if k > OPTIMAL_MAX_STEPS:
+            notes += (_OPTIMAL_SKIPPED,)
+        else:
+            try:
+                opt = optimal_homogeneous_composition(eps, dlt, k, delta)
+                candidates.append((opt.epsilon, opt.method))
+            except ValueError:
+                pass
         if not candidates:
             raise ValueError(f"delta={delta} is below the δ the ledger spends (at least {sum_delta!r} by basic composition)")
         best = min(candidates)
@@ -291,8 +301,11 @@ class ApproxDPAccountant(Accountant):
             candidates.append(
                 (min(1.0, _safe_up(k * dlt + delta_prime)), _ADVANCED)
             )
-        candidates.append(
-            (optimal_homogeneous_delta(eps, dlt, k, epsilon), _OPTIMAL)
-        )
+        if k > OPTIMAL_MAX_STEPS:
+            notes += (_OPTIMAL_SKIPPED,)
+        else:
+            candidates.append(
+                (optimal_homogeneous_delta(eps, dlt, k, epsilon), _OPTIMAL)
+            )
         best = min(candidates)
         return self._result(epsilon, best[0], best[1], _REFERENCES.get(best[1], ()), notes=notes)

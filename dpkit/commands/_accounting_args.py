@@ -41,6 +41,21 @@ MECHANISMS = MECHANISMS + sparse_vector.MECHANISMS
 PARAMETER_OF = {**PARAMETER_OF, **sparse_vector.PARAMETER_OF}
 
 
+def whole_number(text: str) -> int:
+    """An integer option that also accepts an exact float spelling (``1e9``, ``1000.0``)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r} (a whole number, e.g. 1000 or 1e9)")
+    return int(value)
+
+
 def parameter_name(args: argparse.Namespace) -> str:
     """The option that sets the mechanism's privacy parameter (sparse-vector: depends on --noise)."""
     if args.mechanism in sparse_vector.MECHANISMS:
@@ -58,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, calibrating: bool) -> None
         mech.add_argument("--epsilon0", type=float, help="randomized-response epsilon of one use")
     mech.add_argument("--k", type=int, default=2, help="randomized-response arity (default 2)")
     mech.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (L2 for gaussian, L1 for laplace; default 1)")
-    mech.add_argument("--count", type=int, default=1, help="number of adaptive repetitions (default 1)")
+    mech.add_argument("--count", type=whole_number, default=1, help="number of adaptive repetitions (default 1)")
     peer.add_arguments(mech)
     sparse_vector.add_arguments(mech)
     samp = parser.add_argument_group("sampling")
