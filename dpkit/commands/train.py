@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 from typing import Any
 
 from dpkit._progress import progress as progress_bar
@@ -32,6 +31,7 @@ from dpkit.algorithms.data import ADULT_VARIANTS, load_dataset
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.result import TrainingResult
 from dpkit.algorithms import train
+from dpkit.commands.files import temp_name, write_new
 from dpkit.commands.option_names import options_named
 
 SUMMARY_OMITS = ("model", "history")
@@ -105,25 +105,12 @@ def check_out(path: str | None, force: bool) -> None:
         raise ValueError(f"--out {path} exists; pass --force to replace it (nothing was written)")
     if not os.path.isdir(folder):
         raise ValueError(f"--out {path}: folder {folder} does not exist")
+    probe = temp_name(os.path.abspath(path))
     try:  # the only sure test of writability is to write: a temporary file, removed at once
-        handle, probe = tempfile.mkstemp(prefix=".dpkit-", suffix=".json", dir=folder)
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except OSError as error:
         raise ValueError(f"--out {path}: cannot write in folder {folder} ({error.strerror or error})") from None
-    os.close(handle)
     os.unlink(probe)
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".dpkit-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             pass
     full = result.to_dict()
     if args.out:
-        write_atomically(args.out, json.dumps(full, indent=1))
+        write_new(args.out, json.dumps(full, indent=1), force=args.force)
     if args.json:
         print(json.dumps({k: v for k, v in full.items() if k not in SUMMARY_OMITS}))
         return 0
