@@ -18,8 +18,43 @@ import :mod:`dpkit.algorithms` or the command line.
 
 __version__ = "0.1.0"
 
-from dpkit.accounting import PLDAccountant, RDPAccountant, calibrate  # noqa: E402  (after __version__)
-from dpkit.audit import audit  # noqa: E402
-from dpkit.mechanisms import GaussianMechanism  # noqa: E402
+import sys  # noqa: E402
+import types  # noqa: E402
+
+_LAZY = {"PLDAccountant": "dpkit.accounting", "RDPAccountant": "dpkit.accounting", "calibrate": "dpkit.accounting",
+         "audit": "dpkit.audit", "GaussianMechanism": "dpkit.mechanisms"}
+"""Where each entry point lives; imported on first use (PEP 562), so that ``import dpkit`` (and the
+command line's start-up) does not pay for scipy.stats, the PLD or the audit."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'dpkit' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_LAZY[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+class _Package(types.ModuleType):
+    """``dpkit.audit`` is the function :func:`dpkit.audit.audit`, also after the subpackage of
+    that name is imported (the import system then sets the attribute to the subpackage)."""
+
+    @property
+    def audit(self) -> object:
+        from dpkit.audit import audit
+
+        return audit
+
+    @audit.setter
+    def audit(self, value: object) -> None:  # the import system binding the subpackage: the function stays
+        pass
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = ["GaussianMechanism", "PLDAccountant", "RDPAccountant", "audit", "calibrate"]
