@@ -30,6 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dpkit`` with ``argv`` (default: the process arguments); returns the exit code."""
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
+        from dpkit.commands.user_code import install_interrupt_note
+
+        install_interrupt_note()  # a real Ctrl-C is told apart from a KeyboardInterrupt raised by user code
         from dpkit.commands.parser import build_parser
         from dpkit.commands.runner import run
 

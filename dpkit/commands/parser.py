@@ -40,8 +40,17 @@ class OneLineParser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
+    command: str | None = None
+    """The command being parsed (set by :func:`build_parser`), for hints."""
+
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {message}{self._hint(message)}\n")
+
+    def _hint(self, message: str) -> str:
+        if self.command != "audit" or not message.startswith("unrecognized arguments:"):
+            return ""
+        specs = [word for word in message.split()[2:] if ":" in word and not word.startswith("-")]
+        return f" (to audit your own function, pass it as --mechanism {specs[0]})" if specs else ""
 
 
 def command_module(name: str, extra: Mapping[str, tuple[str, str]] | None = None) -> ModuleType:
@@ -69,6 +78,7 @@ def build_parser(extra: Mapping[str, tuple[str, str]] | Iterable[ModuleType] = (
             name = module.__name__.rpartition(".")[2]
             table[name], modules[name] = (module.__name__, ""), module
     chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
+    parser.command = chosen
     for name, (module_name, help_line) in table.items():
         if chosen is None or name == chosen:
             (modules.get(name) or importlib.import_module(module_name)).register(subparsers)
