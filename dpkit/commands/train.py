@@ -108,8 +108,9 @@ def check_out(path: str | None, force: bool) -> None:
     probe = temp_name(os.path.abspath(path))
     try:  # the only sure test of writability is to write: a temporary file, removed at once
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except OSError as error:
-        raise ValueError(f"--out {path}: cannot write in folder {folder} ({error.strerror or error})") from None
+    except OSError as error:  # a run-time failure (exit 1), as when the final write fails
+        raise type(error)(error.errno, f"cannot write in folder {folder} ({error.strerror or error})",
+                          path) from None
     os.unlink(probe)
 
 
