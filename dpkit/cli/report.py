@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
 from dpkit.report import check_out_dir, load_document, write_report
+from dpkit.report.ledger_accounting import PLD_TARGET_WIDTH
 from dpkit.report.rerun import code_to_import
 
 
@@ -42,6 +44,8 @@ def register(subparsers: Any) -> None:
                         help="do not re-execute the documents' commands (which imports and runs code they name)")
     parser.add_argument("--no-plots", dest="plots", action="store_false", help="do not draw PNG plots")
     parser.add_argument("--force", action="store_true", help="allow writing into a non-empty directory")
+    parser.add_argument("--target-width", type=float, metavar="W",
+                        help="PLD profiles: refine the grid until each certified epsilon interval is at most W wide")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.set_defaults(func=run)
 
@@ -54,11 +58,17 @@ def run(args: argparse.Namespace) -> int:
             for module in code_to_import(doc.argv):
                 print(f"dpkit report: rerunning {doc.source} imports and runs {module} "
                       f"(use --no-rerun for documents you do not trust)", file=sys.stderr)
+    width = getattr(args, "target_width", None)
+    if width is not None and not (math.isfinite(width) and width > 0):
+        raise ValueError(f"--target-width must be in (0, inf), got --target-width={width}")
+    token = PLD_TARGET_WIDTH.set(width)
     try:
         result = write_report(documents, args.out, args.rerun, overwrite=args.force, plots=args.plots)
     except KeyboardInterrupt as interrupt:
         interrupt.dpkit_note = f"nothing was written to {args.out}"  # type: ignore[attr-defined]
         raise
+    finally:
+        PLD_TARGET_WIDTH.reset(token)
     if "all plots" in result.skipped_plots and args.plots:
         print(f"dpkit report: no plots: {result.skipped_plots['all plots']}", file=sys.stderr)
     status = 0 if result.rerun_matched is not False else 1
