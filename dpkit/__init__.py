@@ -21,8 +21,27 @@ subpackage (its entry point is :func:`dpkit.audit.audit`). Importing ``dpkit`` d
 
 __version__ = "0.1.0"
 
-from dpkit.accounting import PLDAccountant, RDPAccountant, calibrate  # noqa: E402  (after __version__)
-import dpkit.audit  # noqa: E402,F401  (the subpackage, never rebound to its function)
-from dpkit.mechanisms import GaussianMechanism  # noqa: E402
+_LAZY = {"PLDAccountant": "dpkit.accounting", "RDPAccountant": "dpkit.accounting", "calibrate": "dpkit.accounting",
+         "GaussianMechanism": "dpkit.mechanisms"}
+"""Where each entry point lives; imported on first use (PEP 562), so that ``import dpkit`` (and the
+command line's start-up) does not pay for scipy.stats, the PLD or the audit."""
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    if name in _SUBPACKAGES:  # ``dpkit.audit`` is the subpackage (its entry point is dpkit.audit.audit)
+        return importlib.import_module(f"dpkit.{name}")
+    if name not in _LAZY:
+        raise AttributeError(f"module 'dpkit' has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)
+
+
+_SUBPACKAGES = ("accounting", "mechanisms", "algorithms", "audit", "interop", "commands", "report")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_SUBPACKAGES})
+
 
 __all__ = ["GaussianMechanism", "PLDAccountant", "RDPAccountant", "calibrate"]

@@ -12,8 +12,6 @@ Modules: ``events`` (what happened), ``base`` (ledger, results, errors), one mod
 ``filters`` and ``odometers`` (adaptive composition) and ``registry`` (accountants by name).
 """
 
-from dpkit.accounting.analytic_gaussian import AnalyticGaussianAccountant, gaussian_delta, gaussian_epsilon, gaussian_sigma
-from dpkit.accounting.approx_dp import ApproxDPAccountant
 from dpkit.accounting.base import (
     Accountant,
     AccountingResult,
@@ -22,7 +20,6 @@ from dpkit.accounting.base import (
     PaperRuleWarning,
     UnsupportedEventError,
 )
-from dpkit.accounting.calibration import CalibrationResult, calibrate, dpsgd_epsilon, dpsgd_max_steps, dpsgd_sigma
 from dpkit.accounting.events import (
     ApproxDPEvent,
     ComposedEvent,
@@ -47,15 +44,53 @@ from dpkit.accounting.events import (
     compose,
     repeat,
 )
-from dpkit.accounting.filters import ApproxDPFilter, GaussianDPFilter, RenyiFilter, ZCDPFilter
-from dpkit.accounting.gdp import GDPAccountant
 from dpkit.accounting.neighbouring import NeighbouringRelation
-from dpkit.accounting.odometers import BasicOdometer, GaussianDPOdometer, OdometerGuarantee, RenyiOdometer, ZCDPOdometer
-from dpkit.accounting.pld import PLDAccountant
-from dpkit.accounting.rdp import RDPAccountant
-from dpkit.accounting.shuffling import shuffle_delta, shuffle_epsilon
-from dpkit.accounting.tightest import TightestAccountant
-from dpkit.accounting.zcdp import ZCDPAccountant
+
+_LAZY = {
+    "AnalyticGaussianAccountant": "dpkit.accounting.analytic_gaussian",
+    "gaussian_delta": "dpkit.accounting.analytic_gaussian",
+    "gaussian_epsilon": "dpkit.accounting.analytic_gaussian",
+    "gaussian_sigma": "dpkit.accounting.analytic_gaussian",
+    "ApproxDPAccountant": "dpkit.accounting.approx_dp",
+    "CalibrationResult": "dpkit.accounting.calibration",
+    "calibrate": "dpkit.accounting.calibration",
+    "dpsgd_epsilon": "dpkit.accounting.calibration",
+    "dpsgd_max_steps": "dpkit.accounting.calibration",
+    "dpsgd_sigma": "dpkit.accounting.calibration",
+    "ApproxDPFilter": "dpkit.accounting.filters",
+    "GaussianDPFilter": "dpkit.accounting.filters",
+    "RenyiFilter": "dpkit.accounting.filters",
+    "ZCDPFilter": "dpkit.accounting.filters",
+    "GDPAccountant": "dpkit.accounting.gdp",
+    "BasicOdometer": "dpkit.accounting.odometers",
+    "GaussianDPOdometer": "dpkit.accounting.odometers",
+    "OdometerGuarantee": "dpkit.accounting.odometers",
+    "RenyiOdometer": "dpkit.accounting.odometers",
+    "ZCDPOdometer": "dpkit.accounting.odometers",
+    "PLDAccountant": "dpkit.accounting.pld",
+    "RDPAccountant": "dpkit.accounting.rdp",
+    "shuffle_delta": "dpkit.accounting.shuffling",
+    "shuffle_epsilon": "dpkit.accounting.shuffling",
+    "TightestAccountant": "dpkit.accounting.tightest",
+    "ZCDPAccountant": "dpkit.accounting.zcdp",
+}
+"""Where the accountants, calibration, filters and odometers live: imported on first use (PEP 562),
+so that importing an event or one accountant does not import every accountant (and scipy.stats)."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'dpkit.accounting' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     # events and combinators

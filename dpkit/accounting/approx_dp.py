@@ -221,7 +221,6 @@ def optimal_homogeneous_composition(epsilon: float, delta: float, k: int, delta_
 
 # --------------------------------------------------------------------------- accountant
 
-
 def _leaf_epsilon_delta(event: PrivacyEvent) -> tuple[float, float]:
     if isinstance(event, ApproxDPEvent):
         return event.epsilon, event.delta

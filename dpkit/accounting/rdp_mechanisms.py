@@ -475,7 +475,8 @@ def _rr_cgf(epsilon: float, k: int, t: np.ndarray) -> np.ndarray:
     (no cancellation), so log1p of it is accurate for tε ≤ 1; for tε > 1 the direct
     log-sum-exp is used (its terms are positive and K is not small)."""
     log_r = -float(np.logaddexp(epsilon, math.log(k - 1)))
-    te = t * epsilon
+    with np.errstate(over="ignore"):  # tε → ∞: the log-sum-exp branch gives K = ∞, a bound that holds
+        te = t * epsilon
     clipped = np.minimum(te, 1.0)
     r_expm1 = math.exp(log_r + epsilon + math.log(-math.expm1(-epsilon)))  # r(e^ε − 1), no overflow
     small = np.log1p(math.exp(log_r) * 4.0 * np.sinh(clipped / 2.0) ** 2 + r_expm1 * np.expm1(clipped))
@@ -489,18 +490,20 @@ def _rr_cgf(epsilon: float, k: int, t: np.ndarray) -> np.ndarray:
 def _rr_cgf_upper(epsilon: float, k: int, t: np.ndarray) -> np.ndarray:
     """:func:`_rr_cgf` plus a round-off allowance: 64u relative, and 32u·tε absolute where the
     log-sum-exp branch (tε > 1) adds terms of size tε. An upper bound."""
-    te = t * epsilon
-    return _rr_cgf(epsilon, k, t) * (1.0 + 64.0 * _U) + np.where(te > 1.0, 32.0 * _U * te, 0.0)
+    with np.errstate(over="ignore"):  # tε → ∞ gives K = ∞, a bound that holds
+        te = t * epsilon
+        return _rr_cgf(epsilon, k, t) * (1.0 + 64.0 * _U) + np.where(te > 1.0, 32.0 * _U * te, 0.0)
 
 
 def _exp_minus_linear(y: np.ndarray) -> np.ndarray:
     """e^y − 1 − y ≥ 0 without cancellation: its Taylor series Σ_{n≥2} yⁿ/n! for |y| < 1/2 (the
     omitted tail is below 2⁻²⁴ of the first term), ``expm1(y) − y`` otherwise."""
     y = np.asarray(y, dtype=float)
+    near = np.clip(y, -0.5, 0.5)  # the series is used only there (no overflow elsewhere)
     series = np.zeros_like(y)
     for n in range(24, 1, -1):  # Horner: y²(1/2! + y(1/3! + …))
-        series = series * y + 1.0 / math.factorial(n)
-    series = series * y * y
+        series = series * near + 1.0 / math.factorial(n)
+    series = series * near * near
     with np.errstate(over="ignore"):
         direct = np.expm1(np.minimum(y, 700.0)) - y
     return np.where(np.abs(y) < 0.5, series, direct)
@@ -552,6 +555,8 @@ def _certified_rho(cgf_upper, epsilon: float) -> float:
     beyond t_N it is ≤ ε/(1 + t_N). The largest of these bounds the supremum. Intervals whose
     bound exceeds the best value seen, K(tᵢ)/(tᵢ(1+tᵢ)), by more than 1e-10 relative are split
     until none does; the bound is then rounded up (16u, for the arithmetic of the chords)."""
+    if epsilon > 1e100:  # the grid would overflow (tε, ε²); D_α ≤ ε for every α, so D_α/α ≤ ε holds
+        return epsilon
     t = np.geomspace(1e-12, 1e12, 2401)
     upper = math.inf
     for _ in range(60):

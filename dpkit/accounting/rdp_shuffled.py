@@ -24,11 +24,10 @@ import functools
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from dpkit._validation import check_integer, check_positive
 from dpkit.accounting.rdp_mechanisms import check_order, rdp_pure_dp
-from dpkit.accounting.shuffling import MAX_ATOMS, clone_range
 
 __all__ = ["rdp_shuffled", "shuffled_rdp_atoms"]
 
@@ -39,6 +38,10 @@ def _blocks(epsilon0: float, n_users: int) -> tuple[np.ndarray, np.ndarray]:
     Central blocks: the exact pmf sum. Blocks below: log P(C < end), at least the block's mass
     (the lower tail is accurate through ``logcdf``). The last block runs to n − 1: log P(C ≥ start).
     """
+    from scipy import stats  # lazily: scipy.stats costs start-up time to every RDP query
+
+    from dpkit.accounting.shuffling import clone_range
+
     dist = stats.binom(n_users - 1, math.exp(-epsilon0))
     central = clone_range(epsilon0, n_users)[0]
     low, high = int(central[0]), int(central[-1])
@@ -68,6 +71,10 @@ def shuffled_rdp_atoms(epsilon0: float, n_users: int) -> tuple[np.ndarray, np.nd
 
     Raises ``ValueError`` above :data:`~dpkit.accounting.shuffling.MAX_ATOMS` atoms.
     """
+    from scipy import stats
+
+    from dpkit.accounting.shuffling import MAX_ATOMS
+
     epsilon0 = check_positive("epsilon0", epsilon0)
     n_users = check_integer("n_users", n_users, minimum=2)
     anchors, log_mass = _blocks(epsilon0, n_users)

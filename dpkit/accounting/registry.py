@@ -4,24 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpkit.accounting.analytic_gaussian import AnalyticGaussianAccountant
-from dpkit.accounting.approx_dp import ApproxDPAccountant
-from dpkit.accounting.base import Accountant
-from dpkit.accounting.gdp import GDPAccountant
-from dpkit.accounting.pld import PLDAccountant
-from dpkit.accounting.rdp import RDPAccountant
-from dpkit.accounting.tightest import TightestAccountant
-from dpkit.accounting.zcdp import ZCDPAccountant
+import importlib
+from collections.abc import Iterator, Mapping
 
-ACCOUNTANTS: dict[str, type[Accountant]] = {
-    "rdp": RDPAccountant,
-    "zcdp": ZCDPAccountant,
-    "pld": PLDAccountant,
-    "gdp": GDPAccountant,
-    "analytic": AnalyticGaussianAccountant,
-    "approx": ApproxDPAccountant,
-    "tightest": TightestAccountant,
-}
+from dpkit.accounting.base import Accountant
+
+
+class _LazyAccountants(Mapping[str, type[Accountant]]):
+    """Name → accountant class, each module imported when its class is first asked for (so that
+    the RDP accountant does not import the PLD and scipy.stats)."""
+
+    def __init__(self, where: dict[str, str]):
+        self._where = where
+
+    def __getitem__(self, name: str) -> type[Accountant]:
+        module, _, attribute = self._where[name].partition(":")
+        return getattr(importlib.import_module(module), attribute)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+
+ACCOUNTANTS: Mapping[str, type[Accountant]] = _LazyAccountants({
+    "rdp": "dpkit.accounting.rdp:RDPAccountant",
+    "zcdp": "dpkit.accounting.zcdp:ZCDPAccountant",
+    "pld": "dpkit.accounting.pld:PLDAccountant",
+    "gdp": "dpkit.accounting.gdp:GDPAccountant",
+    "analytic": "dpkit.accounting.analytic_gaussian:AnalyticGaussianAccountant",
+    "approx": "dpkit.accounting.approx_dp:ApproxDPAccountant",
+    "tightest": "dpkit.accounting.tightest:TightestAccountant",
+})
 """Name → accountant class; the names are those of ``--accountant`` and of results' ``accountant``."""
 
 

@@ -21,7 +21,6 @@ import datetime
 import json
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -29,6 +28,7 @@ from dpkit._validation import check_integer, check_positive
 from dpkit.accounting.calibration import calibrate_gaussian_sigma
 from dpkit.algorithms.audit_instances import make_scenario
 from dpkit.audit import minimum_samples
+from dpkit.commands.files import install_folder, new_temp_folder
 from dpkit.commands.runner import run_json
 from dpkit.report import write_report
 
@@ -119,10 +119,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the demo into a temporary folder beside the target, then rename it into place."""
     _check_arguments(args)
     target = _target_folder(args.out)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    staging = new_temp_folder(target)
     try:
         _run_into(args, staging, target)
-        staging.rename(target)
+        install_folder(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -3,6 +3,10 @@
 The commands a report can rerun (``epsilon``, ``calibrate``, ``train``, ``audit``) and the
 runner live in :mod:`dpkit.commands`; this module adds the two that sit above the report
 (``report``, ``demo``) and turns the process arguments into an exit code.
+
+Start-up is cheap and interruptible: this module imports nothing heavy at its top, the parser
+imports only the module of the command being run, and a Ctrl-C at any moment (imports
+included) ends in one line on stderr and exit code 130.
 """
 
 from __future__ import annotations
@@ -10,16 +14,32 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from dpkit.cli import demo, report
-from dpkit.commands.parser import build_parser
-from dpkit.commands.runner import run
+__all__ = ["EXTRA_COMMANDS", "main"]
 
-__all__ = ["main"]
+EXTRA_COMMANDS = {
+    "report": ("dpkit.cli.report",
+               "write a reproducibility report (Markdown, JSON, BibTeX, plots) from dpkit JSON documents"),
+    "demo": ("dpkit.cli.demo", "calibrate, train, audit and write a report on UCI Adult (packaged)"),
+}
+"""The commands that sit above :mod:`dpkit.report` (name → module, help line)."""
+
+EXIT_INTERRUPTED = 130  # dpkit.commands.errors.EXIT_INTERRUPTED, spelled here so that Ctrl-C needs no import
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dpkit`` with ``argv`` (default: the process arguments); returns the exit code."""
-    return run(sys.argv[1:] if argv is None else argv, build_parser(extra=(report, demo)))
+    try:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        from dpkit.commands.user_code import install_interrupt_note
+
+        install_interrupt_note()  # a real Ctrl-C is told apart from a KeyboardInterrupt raised by user code
+        from dpkit.commands.parser import build_parser
+        from dpkit.commands.runner import run
+
+        return run(argv, build_parser(extra=EXTRA_COMMANDS, argv=argv))
+    except KeyboardInterrupt:
+        print("dpkit: interrupted; nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from typing import Any
 
 from dpkit.report import RerunPolicy, check_out_dir, load_document, write_report
+from dpkit.report.ledger_accounting import PLD_TARGET_WIDTH
 from dpkit.report.sandbox import DEFAULT_TIMEOUT
 
 
@@ -54,6 +56,8 @@ def register(subparsers: Any) -> None:
                         help=f"time limit of each rerun (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--no-plots", dest="plots", action="store_false", help="do not draw PNG plots")
     parser.add_argument("--force", action="store_true", help="allow writing into a non-empty directory")
+    parser.add_argument("--target-width", type=float, metavar="W",
+                        help="PLD profiles: refine the grid until each certified epsilon interval is at most W wide")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.set_defaults(func=run)
 
@@ -74,11 +78,17 @@ def run(args: argparse.Namespace) -> int:
     policy = policy_of(args)
     documents = [load_document(path) for path in args.documents]
     check_out_dir(args.out, args.force)  # before the slow reruns
+    width = getattr(args, "target_width", None)
+    if width is not None and not (math.isfinite(width) and width > 0):
+        raise ValueError(f"--target-width must be in (0, inf), got --target-width={width}")
+    token = PLD_TARGET_WIDTH.set(width)
     try:
         result = write_report(documents, args.out, args.rerun, overwrite=args.force, plots=args.plots, policy=policy)
     except KeyboardInterrupt as interrupt:
         interrupt.dpkit_note = f"nothing was written to {args.out}"  # type: ignore[attr-defined]
         raise
+    finally:
+        PLD_TARGET_WIDTH.reset(token)
     skipped = [(section["source"], section["rerun"]) for section in result.report["documents"]
                if section["rerun"].get("skipped")]
     for source, rerun in skipped:

@@ -41,6 +41,21 @@ MECHANISMS = MECHANISMS + sparse_vector.MECHANISMS
 PARAMETER_OF = {**PARAMETER_OF, **sparse_vector.PARAMETER_OF}
 
 
+def whole_number(text: str) -> int:
+    """An integer option that also accepts an exact float spelling (``1e9``, ``1000.0``)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r} (a whole number, e.g. 1000 or 1e9)")
+    return int(value)
+
+
 def parameter_name(args: argparse.Namespace) -> str:
     """The option that sets the mechanism's privacy parameter (sparse-vector: depends on --noise)."""
     if args.mechanism in sparse_vector.MECHANISMS:
@@ -58,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, calibrating: bool) -> None
         mech.add_argument("--epsilon0", type=float, help="randomized-response epsilon of one use")
     mech.add_argument("--k", type=int, default=2, help="randomized-response arity (default 2)")
     mech.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (L2 for gaussian, L1 for laplace; default 1)")
-    mech.add_argument("--count", type=int, default=1, help="number of adaptive repetitions (default 1)")
+    mech.add_argument("--count", type=whole_number, default=1, help="number of adaptive repetitions (default 1)")
     peer.add_arguments(mech)
     sparse_vector.add_arguments(mech)
     samp = parser.add_argument_group("sampling")
@@ -75,7 +90,51 @@ def add_arguments(parser: argparse.ArgumentParser, *, calibrating: bool) -> None
     )
     acc.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
     acc.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp", help="accountant (default rdp)")
+    acc.add_argument("--target-width", type=float, metavar="W",
+                     help="PLD only: refine the grid until the certified interval [lower, upper] of epsilon is at "
+                          "most W wide (default 1e-3); the width reached is printed")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def accountant_maker(args: argparse.Namespace, name: str | None = None) -> Callable[[], Any]:
+    """A factory of fresh accountants ``name`` (default ``--accountant``), with ``--target-width`` for the PLD."""
+    from dpkit.accounting.calibration import accountant_factory
+
+    name = args.accountant if name is None else name
+    relation = neighbouring(args)
+    width = getattr(args, "target_width", None)
+    if width is None:
+        return accountant_factory(name, relation)
+    if not (math.isfinite(width) and width > 0):
+        raise ValueError(f"--target-width must be in (0, inf), got --target-width={width}")
+    if args.accountant != "pld" and not getattr(args, "compare", False):
+        raise ValueError(f"--target-width applies to --accountant pld only (the {args.accountant} accountant's "
+                         f"answer is not an interval), got --accountant {args.accountant}")
+    if name != "pld":
+        return accountant_factory(name, relation)
+
+    def make() -> Any:
+        from dpkit.accounting.pld import PLDAccountant
+
+        return PLDAccountant(neighbouring=relation, target_width=width)
+
+    return make
+
+
+def interval_line(result: Any, target_width: float | None) -> str | None:
+    """``certified interval [lower, upper], width W`` for a result with a lower end (PLD), else ``None``;
+    printed with enough digits to show ``target_width``."""
+    if result.epsilon_lower is None:
+        return None
+    width = result.epsilon - result.epsilon_lower
+    digits = 6
+    if target_width is not None and math.isfinite(result.epsilon) and result.epsilon > 0:
+        digits = max(6, min(17, math.ceil(math.log10(max(result.epsilon, 1e-300) / target_width)) + 2))
+    text = (f"certified interval [{fmt_down(result.epsilon_lower, digits)}, {fmt_up(result.epsilon, digits)}], "
+            f"width {fmt_up(width, 3)}")
+    if target_width is not None:
+        text += f" (target {target_width:g})"
+    return text
 
 
 def neighbouring(args: argparse.Namespace) -> NeighbouringRelation:

@@ -46,7 +46,9 @@ from dpkit.commands.audit_pairs import (
 from dpkit.commands.audit_search import add_arguments as add_search_arguments
 from dpkit.commands.audit_search import check_search_options, describe_search, run_search
 from dpkit.commands.errors import EXIT_OK, EXIT_REFUTED, UserCodeError
-from dpkit.commands.user_code import current_directory_importable, load_attribute
+from dpkit.commands.user_code import (
+    UserCodeExit, UserFunction, current_directory_importable, diverted_stdout, load_attribute, user_frames,
+)
 
 PAIR_NAMES = tuple(PATTERN_NAMES)
 
@@ -169,6 +171,7 @@ def resolve_target(args: argparse.Namespace) -> tuple[Callable[..., Any], str | 
         target = load_attribute(name, "--mechanism")
         if not callable(target):
             raise TypeError(f"--mechanism {name!r} is not callable (got {type(target).__name__})")
+        target = UserFunction(target, f"--mechanism {name}")
         if args.scalar:
             return from_scalar(target), None, f"{name} (one output per call, through dpkit.audit.from_scalar)"
         return target, None, name
@@ -337,7 +340,7 @@ def _run(args: argparse.Namespace) -> int:
     importable = current_directory_importable() if _uses_user_code(args) else contextlib.nullcontext()
     search: dict[str, Any] | None = None
     digest: str | None = None
-    with importable:
+    with importable, diverted_stdout():  # the user's prints go to stderr: --json stays one object
         target, family, description = resolve_target(args)
         if args.search:
             family = args.pairs or family
@@ -345,13 +348,26 @@ def _run(args: argparse.Namespace) -> int:
             try:
                 result, search = run_search(target, args, family, samples)
             except MechanismError as error:
-                raise UserCodeError(f"--mechanism {args.mechanism}: {error}") from None
+                raise _mechanism_failed(args, error) from None
             pairs_name = family
             relation = describe_search(family, tuple(search["lengths"]), args.sensitivity)
         else:
             result, pairs_name, relation, digest = _run_audit(args, target, family, timeout)
     print_result(args, result, description, pairs_name, relation, search, digest)
     return EXIT_REFUTED if result.violation else EXIT_OK
+
+
+def _mechanism_failed(args: argparse.Namespace, error: MechanismError) -> UserCodeError:
+    cause = error.__cause__
+    if isinstance(cause, UserCodeExit):  # sys.exit / KeyboardInterrupt in the user's code: one line
+        return UserCodeError(str(cause))
+    first, prefix = (str(error).splitlines() or [""])[0], f"the mechanism raised {UserCodeExit.__name__}: "
+    if first.startswith(prefix):  # the same, in a worker process
+        return UserCodeError(first[len(prefix):])
+    if not isinstance(cause, Exception) or type(cause).__name__ == "_RemoteTraceback":
+        return UserCodeError(f"--mechanism {args.mechanism}: {error}")
+    return UserCodeError(f"--mechanism {args.mechanism}: the mechanism raised {type(cause).__name__}: {cause}"
+                        f"{user_frames(cause)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -382,7 +398,7 @@ def _run_audit(args: argparse.Namespace, target: Callable[..., Any], family: str
                        confidence=args.confidence, samples=args.samples, rng=args.seed, executor=executor,
                        sequential=args.sequential, progress=bar, batch_timeout=timeout, **keywords)
     except MechanismError as error:
-        raise UserCodeError(f"--mechanism {args.mechanism}: {error}") from None
+        raise _mechanism_failed(args, error) from None
     finally:
         bar.close()
         if executor is not None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from dpkit.audit import Pair, StatDPPatterns, check_pair
 from dpkit.commands.errors import UserCodeError
-from dpkit.commands.user_code import load_attribute
+from dpkit.commands.user_code import UserCodeExit, call_user, load_attribute
 
 __all__ = ["PATTERN_NAMES", "describe_change", "describe_patterns", "describe_pairs", "load_pairs_file",
            "load_pairs_module", "pairs_digest", "pattern_pairs", "user_pairs"]
@@ -84,7 +84,9 @@ def load_pairs_module(spec: str) -> list[Pair]:
     items = load_attribute(spec, "--pairs")
     if callable(items):
         try:
-            items = items()
+            items = call_user(items, source)
+        except UserCodeExit:
+            raise
         except Exception as error:
             raise UserCodeError(f"{source}: calling it raised {type(error).__name__}: {error}") from None
     if not isinstance(items, (list, tuple)) and hasattr(items, "__iter__") and not isinstance(items, (str, bytes, dict)):

@@ -62,7 +62,7 @@ def _calibrate(args: argparse.Namespace) -> CalibrationResult:
         lower, upper, increasing = epsilon / args.count, epsilon * 4.0, False
     return calibrate(
         make_event,
-        args.accountant,
+        common.accountant_maker(args),
         target_epsilon=epsilon,
         target_delta=delta,
         lower=lower,
@@ -93,11 +93,15 @@ def run(args: argparse.Namespace) -> int:
         "sampling": args.sampling,
         "event": common.make_event_factory(args)(result.parameter).to_dict(),
     }
+    interval = common.interval_line(accounting, args.target_width)
+    if accounting.epsilon_lower is not None:
+        payload["certified_width"] = accounting.epsilon - accounting.epsilon_lower
     shown = common.fmt_down(result.parameter) if name == "epsilon0" else common.fmt_up(result.parameter)  # ε₀: larger is weaker
     lines = [
         f"{name} = {shown}  ({common.describe(args)})",
         f"  gives epsilon <= {common.fmt_up(accounting.epsilon)} (target {args.epsilon:g}) at delta = {args.delta:g}",
         f"  accountant {accounting.accountant} ({accounting.neighbouring.value}): {accounting.method}",
+        *([f"  {interval}"] if interval else []),
         f"  calibration: {result.method}",
     ]
     common.emit(payload, "\n".join(lines), args.json)

@@ -14,7 +14,6 @@ from typing import Any
 
 from dpkit._progress import progress
 from dpkit.accounting.base import AccountingResult, UnsupportedEventError
-from dpkit.accounting.calibration import accountant_factory
 from dpkit.commands import _accounting_args as common
 
 COMPARED = ("analytic", "zcdp", "rdp", "pld", "gdp", "approx")
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         results, skipped = [], {}
         for accountant in progress(COMPARED, desc="accountants", quiet=args.json):
             try:
-                instance = accountant_factory(accountant, relation)()
+                instance = common.accountant_maker(args, accountant)()
                 results.append(instance.compose(event).get_epsilon(args.delta))
             except UnsupportedEventError as error:
                 skipped[accountant] = error.reason
@@ -85,14 +84,19 @@ def run(args: argparse.Namespace) -> int:
                           *(f"{name:>8}: not applicable: {reason}" for name, reason in skipped.items())])
         common.emit(payload, text, args.json)
         return 0
-    accountant = accountant_factory(args.accountant, relation)()
+    accountant = common.accountant_maker(args)()
     result = accountant.compose(event).get_epsilon(args.delta)
     payload = {**result.to_dict(), **context}
+    interval = common.interval_line(result, args.target_width)
+    if result.epsilon_lower is not None:
+        payload["certified_width"] = result.epsilon - result.epsilon_lower
     advice = []
     if math.isinf(result.epsilon) and result.accountant == "pld":
         advice.append("          note: PLD gives no finite bound here (its grid could not resolve the loss, e.g. after "
                       "coarsening for a very long run); try --accountant rdp, which handles any count")
-    text = "\n".join([header, _line(result), f"          {result.method}", *(f"          note: {n}" for n in result.notes),
+    text = "\n".join([header, _line(result), *([f"          {interval}"] if interval else []),
+                      f"          {result.method}", *(f"          note: {n}" for n in result.notes
+                        if not (interval and n.startswith("certified interval"))),
                       *advice])
     common.emit(payload, text, args.json)
     return 0

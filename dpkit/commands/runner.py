@@ -1,16 +1,8 @@
 """Run a ``dpkit`` command in-process from its argument vector.
 
 :func:`run` is what the ``dpkit`` executable does: it never lets a traceback reach the user
-and returns one of the exit codes of :data:`EXIT_CODES` (documented in ``docs/index.md``):
-
-====  =====================================================================================
-0     success
-1     run-time failure (a file cannot be read or written, a computation failed, an
-      internal error) or a report rerun that did not reproduce its numbers
-2     usage error (a bad option or value; argparse's own errors too)
-3     ``dpkit audit``: the claim was refuted (a violation was found)
-130   interrupted (Ctrl-C)
-====  =====================================================================================
+and returns one of the exit codes of :data:`~dpkit.commands.errors.EXIT_CODES` (the one table,
+rendered into ``docs/index.md``).
 
 Every error is one line on stderr, ``dpkit COMMAND: error: ...``, that names the option or the
 path. :func:`run_json` reruns a recorded command and returns its JSON object, which is how

@@ -37,7 +37,6 @@ import argparse
 import dataclasses
 import json
 import os
-import tempfile
 from typing import Any
 
 from dpkit._progress import progress as progress_bar
@@ -47,6 +46,7 @@ from dpkit.algorithms.substrate.evaluation import DIAGNOSTIC_LABEL
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.substrate.result import TrainingResult
 from dpkit.algorithms import train
+from dpkit.commands.files import temp_name, write_new
 from dpkit.commands.option_names import options_named
 
 SUMMARY_OMITS = ("model", "history")
@@ -131,25 +131,13 @@ def check_out(path: str | None, force: bool) -> None:
         raise ValueError(f"--out {path} exists; pass --force to replace it (nothing was written)")
     if not os.path.isdir(folder):
         raise ValueError(f"--out {path}: folder {folder} does not exist")
+    probe = temp_name(os.path.abspath(path))
     try:  # the only sure test of writability is to write: a temporary file, removed at once
-        handle, probe = tempfile.mkstemp(prefix=".dpkit-", suffix=".json", dir=folder)
-    except OSError as error:
-        raise ValueError(f"--out {path}: cannot write in folder {folder} ({error.strerror or error})") from None
-    os.close(handle)
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as error:  # a run-time failure (exit 1), as when the final write fails
+        raise type(error)(error.errno, f"cannot write in folder {folder} ({error.strerror or error})",
+                          path) from None
     os.unlink(probe)
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".dpkit-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 def run(args: argparse.Namespace) -> int:
@@ -187,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         result = dataclasses.replace(result, config={**result.config, "data_read_as": read_as})
     full = result.to_dict(diagnostics=args.diagnostics)
     if args.out:
-        write_atomically(args.out, json.dumps(full, indent=1))
+        write_new(args.out, json.dumps(full, indent=1), force=args.force)
     if args.json:
         print(json.dumps({k: v for k, v in full.items() if k not in SUMMARY_OMITS}))
         return 0

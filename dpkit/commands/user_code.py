@@ -1,4 +1,13 @@
-"""Load the user's own code named ``module:NAME`` on the command line (``dpkit audit --mechanism``, ``--pairs``).
+"""Load and contain the user's own code named ``module:NAME`` or ``path/to/file.py:NAME`` on the
+command line (``dpkit audit --mechanism``, ``--pairs``).
+
+Containment (:class:`UserFunction`, :func:`call_user`): while the user's function runs, what it
+prints goes to stderr (so ``--json`` output stays one JSON object with its provenance), and a
+``SystemExit`` or ``KeyboardInterrupt`` it raises becomes a :class:`UserCodeExit` (exit code 1,
+one line naming the function); a real Ctrl-C (:func:`note_interrupt`, installed by the command
+line) still interrupts. ``os._exit`` in the user's code ends the process at once and cannot be
+contained in-process: run such code with ``--workers 2`` or more, where a worker's death is
+reported as an error.
 
 Like ``python -m``, the current directory is importable: a module beside the user is found
 without ``PYTHONPATH``. The directory is put first on ``sys.path`` (so, as with ``python -m``,
@@ -12,14 +21,118 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
+import io
 import os
+import signal
 import sys
+import threading
 import traceback
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from dpkit.commands.errors import UserCodeError
 
-__all__ = ["current_directory_importable", "load_attribute", "split_spec"]
+__all__ = ["UserCodeExit", "UserFunction", "call_user", "current_directory_importable", "diverted_stdout",
+           "install_interrupt_note", "load_attribute", "split_spec"]
+
+
+class UserCodeExit(UserCodeError):
+    """The user's function raised ``SystemExit`` or ``KeyboardInterrupt`` (exit code 1, one line)."""
+
+
+_REAL_INTERRUPT = threading.Event()
+_inside = threading.local()
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    _REAL_INTERRUPT.set()
+    raise KeyboardInterrupt
+
+
+def install_interrupt_note() -> None:
+    """Make a real Ctrl-C (SIGINT) distinguishable from a ``KeyboardInterrupt`` raised by user code."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is \
+            signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+class _DivertingStdout(io.TextIOBase):
+    """``sys.stdout`` while user code may run: writes from inside the user's function go to stderr."""
+
+    def __init__(self, normal: Any):
+        self.normal = normal
+
+    def _target(self) -> Any:
+        return sys.stderr if getattr(_inside, "depth", 0) else self.normal
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def writable(self) -> bool:
+        return True
+
+
+@contextlib.contextmanager
+def diverted_stdout() -> Iterator[None]:
+    """For the duration, anything printed from inside :func:`call_user` goes to stderr (thread-safe)."""
+    if isinstance(sys.stdout, _DivertingStdout):
+        yield
+        return
+    saved = sys.stdout
+    sys.stdout = _DivertingStdout(saved)
+    try:
+        yield
+    finally:
+        if isinstance(sys.stdout, _DivertingStdout):
+            sys.stdout = saved
+
+
+def call_user(function: Callable[..., Any], label: str, *args: Any) -> Any:
+    """``function(*args)``, its prints going to stderr under :func:`diverted_stdout`; ``SystemExit`` and
+    a ``KeyboardInterrupt`` that is not a real Ctrl-C become :class:`UserCodeExit` naming ``label``."""
+    _inside.depth = getattr(_inside, "depth", 0) + 1
+    try:
+        return function(*args)
+    except SystemExit as exit_:
+        raise UserCodeExit(f"{label} called sys.exit({exit_.code!r}); user code must return, not exit") from None
+    except KeyboardInterrupt:
+        if _REAL_INTERRUPT.is_set():
+            raise
+        raise UserCodeExit(f"{label} raised KeyboardInterrupt; user code must return, not interrupt") from None
+    finally:
+        _inside.depth -= 1
+
+
+_DPKIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frames(error: BaseException) -> str:
+    """The traceback of ``error`` without dpkit's or importlib's frames (``""`` if none is left)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not os.path.abspath(f.filename).startswith(_DPKIT + os.sep) and "importlib" not in f.filename
+              and "<frozen" not in f.filename]
+    where = "".join(traceback.format_list(frames)).rstrip()
+    return f"\nTraceback (the user's own frames, most recent call last):\n{where}" if where else ""
+
+
+class UserFunction:
+    """The user's function ``label`` (e.g. ``--mechanism mymod:fn``), called through :func:`call_user`.
+
+    Picklable when the function is, so worker processes can run it.
+    """
+
+    def __init__(self, function: Callable[..., Any], label: str):
+        self.function = function
+        self.label = label
+
+    def __call__(self, *args: Any) -> Any:
+        return call_user(self.function, self.label, *args)
+
+    def __repr__(self) -> str:
+        return self.label
 
 
 @contextlib.contextmanager
@@ -38,8 +151,9 @@ def current_directory_importable() -> Iterator[str]:
 
 
 def split_spec(spec: str, option: str) -> tuple[str, str]:
-    """``"pkg.module:NAME"`` -> ``("pkg.module", "NAME")``; a ``ValueError`` naming ``option`` otherwise."""
-    module, sep, name = spec.partition(":")
+    """``"pkg.module:NAME"`` -> ``("pkg.module", "NAME")`` (also ``"path/to/file.py:NAME"``); a
+    ``ValueError`` naming ``option`` otherwise."""
+    module, sep, name = spec.rpartition(":")
     if not sep or not module or not name or ":" in name:
         raise ValueError(f"{option} must be module:NAME (e.g. mymodule:my_function), got {spec!r}")
     return module, name
@@ -57,6 +171,8 @@ def load_attribute(spec: str, option: str) -> Any:
         Importing the module raised (the message carries the module's own traceback lines).
     """
     module_name, name = split_spec(spec, option)
+    if module_name.endswith(".py") or os.sep in module_name or (os.altsep and os.altsep in module_name):
+        return _load_from_file(spec, option, module_name, name)
     with current_directory_importable() as cwd:
         importlib.invalidate_caches()  # a module written since the last import attempt must be found
         try:
@@ -67,7 +183,7 @@ def load_attribute(spec: str, option: str) -> Any:
             raise ValueError(f"cannot load {option} {spec!r}: import of module {module_name!r} failed: {error} "
                              f"(searched the current directory {cwd!r}, then sys.path; run dpkit from the "
                              f"module's directory or add it to PYTHONPATH)") from None
-        except Exception as error:  # the user's module raised while being imported
+        except (Exception, SystemExit) as error:  # the user's module raised while being imported
             raise UserCodeError(_import_raised(spec, option, module_name, error)) from None
     try:
         return getattr(module, name)
@@ -80,9 +196,37 @@ def load_attribute(spec: str, option: str) -> Any:
                          f"{name!r}{shadowed}") from None
 
 
+def _load_from_file(spec: str, option: str, path: str, name: str) -> Any:
+    """``NAME`` of the Python file ``path``, imported as a module named after the file (its folder is
+    importable while it loads, so that its own imports of neighbouring modules work)."""
+    if not os.path.isfile(path):
+        raise ValueError(f"cannot load {option} {spec!r}: file {path!r} does not exist")
+    module_name = os.path.splitext(os.path.basename(path))[0]
+    if not module_name.isidentifier():
+        raise ValueError(f"cannot load {option} {spec!r}: {module_name!r} is not a valid module name; rename the file")
+    folder = os.path.dirname(os.path.abspath(path))
+    module = sys.modules.get(module_name)
+    if module is None or os.path.abspath(getattr(module, "__file__", "") or "") != os.path.abspath(path):
+        loader_spec = importlib.util.spec_from_file_location(module_name, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise ValueError(f"cannot load {option} {spec!r}: {path!r} is not a Python file")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[module_name] = module  # worker processes unpickle the function by this name
+        sys.path.insert(0, folder)
+        try:
+            loader_spec.loader.exec_module(module)
+        except (Exception, SystemExit) as error:
+            del sys.modules[module_name]
+            raise UserCodeError(_import_raised(spec, option, path, error)) from None
+        finally:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(folder)
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise ValueError(f"cannot load {option} {spec!r}: {path!r} has no attribute {name!r}") from None
+
+
 def _import_raised(spec: str, option: str, module_name: str, error: BaseException) -> str:
-    frames = traceback.extract_tb(error.__traceback__)
-    user = [f for f in frames if "importlib" not in f.filename and f.filename != __file__]
-    where = "".join(traceback.format_list(user or frames)).rstrip()
-    return (f"cannot load {option} {spec!r}: importing module {module_name!r} raised {type(error).__name__}: "
-            f"{error}\nTraceback (the module's own frames, most recent call last):\n{where}")
+    text = f"cannot load {option} {spec!r}: importing module {module_name!r} raised {type(error).__name__}: {error}"
+    return text + user_frames(error)

@@ -6,6 +6,7 @@ the document and asks each accountant (PLD with its certified interval).
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -156,8 +157,14 @@ def failure_reason(error: BaseException) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+PLD_TARGET_WIDTH: contextvars.ContextVar[float | None] = contextvars.ContextVar("PLD_TARGET_WIDTH", default=None)
+"""The PLD's ``target_width`` for the profiles (``dpkit report --target-width``); ``None``: its default."""
+
+
 def _accountant(name: str, relation: str, event: PrivacyEvent):
-    accountant = make_accountant(name, neighbouring=relation)
+    width = PLD_TARGET_WIDTH.get()
+    extra = {"target_width": width} if name == "pld" and width is not None else {}
+    accountant = make_accountant(name, neighbouring=relation, **extra)
     if not accountant.supports(event):
         raise UnsupportedEventError(event, f"the {name} accountant does not support this ledger")
     accountant.compose(event)

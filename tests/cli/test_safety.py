@@ -248,7 +248,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, document, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("dpkit.commands.epsilon.accountant_factory", interrupted)
+    monkeypatch.setattr("dpkit.commands._accounting_args.accountant_maker", interrupted)
     status, out, err = run_cli(EPSILON_ARGV)
     assert status == 130 and err.count("\n") == 1 and "interrupted" in err
     monkeypatch.undo()
