@@ -12,9 +12,9 @@ from types import ModuleType
 from typing import Iterable, NoReturn
 
 from dpkit import __version__
-from dpkit.commands import audit, calibrate, epsilon, train
+from dpkit.commands import audit, calibrate, dpsgd, epsilon, train
 
-RUNNABLE: tuple[ModuleType, ...] = (epsilon, calibrate, train, audit)
+RUNNABLE: tuple[ModuleType, ...] = (epsilon, calibrate, dpsgd, train, audit)
 """Command modules reachable without the command line, in the order ``dpkit --help`` lists them."""
 
 
