@@ -38,7 +38,7 @@ import math
 from typing import Any, Callable
 
 from dpkit.accounting.base import Accountant
-from dpkit.accounting.calibration import accountant_factory, dpsgd_sigma
+from dpkit.accounting.calibration import accountant_factory, calibrate
 from dpkit.accounting.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent, SelfComposedEvent
 from dpkit.commands import _accounting_args as common
 
@@ -182,9 +182,13 @@ def _calibration(args: argparse.Namespace) -> dict[str, Any]:
     rate, steps = args.batch / args.examples, math.ceil(args.epochs * args.examples / args.batch)
     factor = 2.0 if args.microbatching else 1.0
     out: dict[str, Any] = {"sampling_rate": rate, "steps": steps, "target_epsilon": args.epsilon}
-    for name in ACCOUNTANTS:
-        result = dpsgd_sigma(rate, steps, args.epsilon, args.delta, accountant=name, rtol=args.rtol)
+    bracket = {}
+    for name in ACCOUNTANTS:  # rdp first: its σ brackets the (tighter, costlier) PLD calibration from above
+        result = calibrate(lambda z: poisson_event(rate, z, steps), name, target_epsilon=args.epsilon,
+                           target_delta=args.delta, rtol=args.rtol, neighbouring="add-remove",
+                           **bracket.get(name, {"lower": 0.5, "upper": 2.0}))
         sigma = float(result.parameter)
+        bracket["pld"] = {"lower": 0.8 * sigma, "upper": sigma}
         check = _accountant(name, poisson_event(rate, sigma, steps)).get_epsilon(args.delta).epsilon
         if not check <= args.epsilon:  # calibration guarantees it; refuse rather than under-noise
             raise ArithmeticError(f"calibrated noise multiplier {sigma} misses --epsilon {args.epsilon} under {name}")
