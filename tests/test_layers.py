@@ -19,7 +19,8 @@ ALLOWED: dict[str, set[str]] = {
     "mechanisms": {"accounting", "mechanisms"},
     "algorithms": {"accounting", "mechanisms", "algorithms"},
     "audit": {"accounting", "audit"},
-    "commands": {"accounting", "mechanisms", "algorithms", "audit", "commands"},
+    "interop": {"accounting", "interop"},
+    "commands": {"accounting", "mechanisms", "algorithms", "audit", "interop", "commands"},
     "report": {"accounting", "commands", "report"},
     "cli": {"accounting", "algorithms", "audit", "commands", "report", "cli"},
 }

@@ -22,6 +22,8 @@ from dpkit import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "epsilon": ("dpkit.commands.epsilon", "epsilon spent by a (subsampled, repeated) mechanism at a given delta"),
     "calibrate": ("dpkit.commands.calibrate", "noise (sigma or scale) that meets a target (epsilon, delta)"),
+    "dpsgd": ("dpkit.commands.dpsgd",
+              "DP-SGD privacy statement: epsilon of a training run, or the noise multiplier for a target"),
     "train": ("dpkit.commands.train", "train a (private) model on Adult, a file or the built-in data"),
     "audit": ("dpkit.commands.audit",
               "test a claimed (epsilon, delta) of a mechanism; print an empirical epsilon lower bound"),
