@@ -86,6 +86,20 @@ NOT_A_GUARANTEE = {
     "round_up": "a float step used inside computations",
     "round_outward": "the certifying step's own rounding",
     "certify": "the certifying step",
+    "approx_parameters": "(ε, δ) of one step, a term of the filters' and odometers' sums (their totals are certified)",
+    "float_up": "a rational rounded up to the next float, used inside computations",
+    "gaussian_mu_squared": "(Δ/σ)² of a Gaussian step, a term of the Gaussian-DP filter's μ²",
+    "gdp_delta": "the one μ-GDP curve, rounded outward by its own error bound either way; gdp_mu_to_delta certifies its "
+                 "upper end for accounting and the audit takes its lower end",
+    "gdp_log_delta": "log δ of the μ-GDP curve, its internal scale",
+    "log_delta_with_error": "log δ of the μ-GDP curve and its error bound, an internal scale",
+    "tilted_delta": "the tilted PLD's internal δ (reported through the accountant)",
+    "epsilon_at": "the RDP conversion at one order, minimised by rdp_to_epsilon (which certifies)",
+    "log_delta_at": "log δ of the RDP conversion at one order, minimised by rdp_to_delta (which certifies)",
+    "epsilon_lower_bound": "the RDP accountant's internal lower end (reported through the accountant, rounded inward)",
+    "minimise_over_orders": "the order search of the RDP conversion (its callers certify)",
+    "safe_up": "a relative safety margin applied inside the RDP conversion",
+    "pure_epsilon": "ε∞ of an event, an input of the without-replacement RDP bound",
 }
 
 

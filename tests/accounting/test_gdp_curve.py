@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from dpkit.accounting.analytic_gaussian import gaussian_delta, gaussian_log_delta
+from dpkit.accounting.certify import certify
 from dpkit.accounting.gdp import gdp_mu_to_delta
 from dpkit.accounting.gdp_curve import gdp_delta, gdp_log_delta
 from dpkit.audit.scores import gdp_epsilon
@@ -35,8 +36,9 @@ def test_bracketed_by_the_closed_form(mu, epsilon):
 
 @pytest.mark.parametrize("mu, epsilon", [(1.0, 1.0), (0.01, 0.001), (5.0, 30.0), (0.3, 3.0)])
 def test_every_caller_uses_the_one_curve(mu, epsilon):
-    assert gdp_mu_to_delta(mu, epsilon) == gdp_delta(mu, epsilon)
-    assert gaussian_delta(1.0 / mu, epsilon) == pytest.approx(gdp_delta(mu, epsilon), rel=1e-15)
+    assert gdp_mu_to_delta(mu, epsilon) == certify(gdp_delta(mu, epsilon), kind="delta")  # the curve, certified
+    # the analytic Gaussian's δ, certified too (margin 8·2⁻⁵² and an ulp), from the same curve
+    assert gaussian_delta(1.0 / mu, epsilon) == pytest.approx(certify(gdp_delta(mu, epsilon), kind="delta"), rel=1e-15)
     assert gaussian_log_delta(1.0, epsilon, sensitivity=mu) == gdp_log_delta(mu, epsilon)
 
 

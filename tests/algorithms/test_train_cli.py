@@ -170,7 +170,7 @@ def test_seconds_include_the_noise_calibration(monkeypatch):
     """``seconds`` is the whole call: a calibration that takes (at least) 0.3 s shows in it, not in the loop's time."""
     import time
 
-    from dpkit.algorithms import dp_logreg
+    from dpkit.algorithms.baselines import dp_logreg
 
     calibrate = dp_logreg.calibrate_gradient_noise
 
