@@ -184,7 +184,7 @@ def diffprivlib_cases() -> list[LibraryCase]:
                   sensitivity=1.0),
         mech_case("mechanisms.GaussianAnalytic (1, 1e-5)", mechanisms.GaussianAnalytic, "refute", epsilon=1.0,
                   delta=1e-5, sensitivity=1.0),
-        LibraryCase("diffprivlib", "diffprivlib", "mechanisms.Exponential (eps 1, utility -|k - sum|)",
+        LibraryCase("diffprivlib", "diffprivlib", "mechanisms.Exponential (eps 1, utility -abs(k - sum))",
                     _diffprivlib_repeat(lambda db, rs: mechanisms.Exponential(
                         epsilon=1.0, sensitivity=1.0, utility=[-abs(k - float(np.sum(db))) for k in range(4)],
                         random_state=rs).randomise()),
