@@ -65,3 +65,15 @@ def test_pipeline_dp_sum_with_a_halved_claim_is_refuted():
     case = _case(pipeline_dp_cases(), "DPEngine SUM")
     r = audit(case.mechanism, case.pairs, case.claimed_epsilon / 2, samples=20_000, rng=0)
     assert r.violation
+
+
+def test_diffprivlib_linear_regression_unnoised_quadratic_term_is_refuted_from_values():
+    """The X_i^2 term of diffprivlib's functional-mechanism objective gets sensitivity
+    max(|l|, |l|)^2 = 0 for a lower bound l = 0, so the coefficient's noise scales with 1/sum x^2."""
+    pytest.importorskip("diffprivlib")
+    from dpkit.audit.libraries import diffprivlib_cases
+
+    case = _case(diffprivlib_cases(), "models.LinearRegression")
+    assert not case.float_events  # values only: a refutation here is not a float leak
+    r = audit(case.mechanism, case.pairs, case.claimed_epsilon, samples=5_000, rng=0)
+    assert r.violation
