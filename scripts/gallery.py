@@ -96,7 +96,8 @@ def page(rows: list[dict[str, Any]], small: bool) -> str:
            "float_events=True)` on a case of `dpkit.audit.libraries` (or dpkit's own mechanisms), so the float-bit "
            "events of the outputs are audited with no distinguisher written by hand (the #105 regression case runs "
            "with `float_events=False`, so its refutation comes from the values, not from a float leak). "
-           "A refutation is a one-sided Clopper–Pearson lower bound above the claim at confidence 0.95. \"float leak\" marks a mechanism "
+           "A refutation is a one-sided Clopper–Pearson lower bound above the claim at confidence 0.95. "
+           "\"float leak\" marks a mechanism "
            "whose claim is right on paper but is refuted through the bits of its float outputs (a true finding, "
            "not a false alarm).", "",
            "| library | version | mechanism | claim (ε, δ) | claim read from | relation | pairs | samples | "
