@@ -1,4 +1,4 @@
-"""Adapters that audit other DP libraries as shipped: diffprivlib, OpenDP, python-dp (``pydp``).
+"""Adapters that audit other DP libraries as shipped: diffprivlib, OpenDP, python-dp (``pydp``), Pipeline-DP.
 
 Each :class:`LibraryCase` wraps one call of a library as ``mechanism(database, n, rng)`` for
 :func:`dpkit.audit.audit`, with
@@ -10,7 +10,8 @@ Each :class:`LibraryCase` wraps one call of a library as ``mechanism(database, n
   upper bound), not a fixed shift of the answer;
 * the **RNG bridge**: ``"bridged"`` when the audit's ``rng`` drives the library (diffprivlib's
   ``random_state``), otherwise why it cannot be (OpenDP and python-dp draw from their own
-  secure generators); :func:`seed_reproducible` checks it by running twice on one seed.
+  secure generators, Pipeline-DP from its noise module); :func:`seed_reproducible` checks it by
+  running twice on one seed.
 
 The libraries are imported lazily, inside the functions; install them with the ``gallery`` extra.
 """
@@ -24,7 +25,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["LibraryCase", "seed_reproducible", "opendp_cases", "diffprivlib_cases", "pydp_cases", "library_cases"]
+__all__ = ["LibraryCase", "seed_reproducible", "opendp_cases", "diffprivlib_cases", "pydp_cases", "pipeline_dp_cases",
+           "library_cases"]
 
 _RECORDS = 10  # records per dataset in the built pairs
 
@@ -45,6 +47,9 @@ class LibraryCase:
     rng: str
     expected: str  # "pass" (the claim holds as executed) or "refute" (a known leak or a false claim)
     reference: str = ""
+    small_samples: int = 30_000  # outputs per pair in the gallery's CI budget (slow libraries get fewer)
+    pairs_label: str = "all-0 vs one record at 1"
+    float_events: bool = True  # False: audit the values only, so a refutation is not a float leak
 
     @property
     def version(self) -> str:
@@ -71,84 +76,212 @@ _OWN_RNG = "not bridged: the library draws from its own generator and ignores rn
 
 
 def opendp_cases() -> list[LibraryCase]:
-    """OpenDP's float Laplace and Gaussian on a sum of records in [0, 1] (l1/l2 distance 1 of
-    the sum: one record changed), vector form (one call gives ``n`` outputs); claims from
-    ``measurement.map(1)``; the Gaussian's ρ-zCDP claim is converted to (ε, 10⁻⁵)-DP by
+    """OpenDP's Laplace and Gaussian on a sum of records in [0, 1] (l1/l2 distance 1 of the sum:
+    one record changed), on float vectors (float samplers) and on integer vectors (discrete
+    Laplace and discrete Gaussian), vector form (one call gives ``n`` outputs); claims from
+    ``measurement.map(1)``; a Gaussian's ρ-zCDP claim is converted to (ε, 10⁻⁵)-DP by
     ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016, Prop. 1.3)."""
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False))
-    laplace = dp.m.make_laplace(space, dp.l1_distance(T=float), scale=1.0)
-    gaussian = dp.m.make_gaussian(space, dp.l2_distance(T=float), scale=2.0)
+    delta = 1e-5
 
-    def run(measurement: Any) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
+    def measurements(kind: type) -> tuple[Any, Any]:
+        space = dp.vector_domain(dp.atom_domain(T=kind, nan=False) if kind is float else dp.atom_domain(T=kind))
+        return (dp.m.make_laplace(space, dp.l1_distance(T=kind), scale=1.0),
+                dp.m.make_gaussian(space, dp.l2_distance(T=kind), scale=2.0))
+
+    def run(measurement: Any, kind: type) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
         def mechanism(db: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-            return np.asarray(measurement([float(np.sum(db))] * n), dtype=float)
+            return np.asarray(measurement([kind(np.sum(db))] * n), dtype=float)
         return mechanism
 
-    rho, delta = float(gaussian.map(1.0)), 1e-5
+    def zcdp(measurement: Any) -> float:
+        rho = float(measurement.map(1))
+        return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
     relation = "replace one record in [0, 1] of a sum (distance 1)"
-    source = "opendp measurement.map(d_in=1.0)"
-    return [
-        LibraryCase("opendp", "opendp", "make_laplace (float, scale 1)", run(laplace), _count_pairs(),
-                    float(laplace.map(1.0)), 0.0, source, relation, _OWN_RNG, "pass"),
-        LibraryCase("opendp", "opendp", "make_laplace, false claim eps/2", run(laplace), _count_pairs(),
-                    float(laplace.map(1.0)) / 2, 0.0, source + ", halved", relation, _OWN_RNG, "refute"),
-        LibraryCase("opendp", "opendp", "make_gaussian (float, scale 2)", run(gaussian), _count_pairs(),
-                    rho + 2 * math.sqrt(rho * math.log(1 / delta)), delta, source + f" (rho = {rho:g} zCDP)",
-                    relation, _OWN_RNG, "pass"),
-    ]
+    source = "opendp measurement.map(d_in=1)"
+    cases = []
+    for kind, label in ((float, "float"), (int, "integer")):
+        laplace, gaussian = measurements(kind)
+        rho = float(gaussian.map(1))
+        cases += [
+            LibraryCase("opendp", "opendp", f"make_laplace ({label}, scale 1)", run(laplace, kind), _count_pairs(),
+                        float(laplace.map(1)), 0.0, source, relation, _OWN_RNG, "pass"),
+            LibraryCase("opendp", "opendp", f"make_gaussian ({label}, scale 2)", run(gaussian, kind), _count_pairs(),
+                        zcdp(gaussian), delta, source + f" (rho = {rho:g} zCDP)", relation, _OWN_RNG, "pass"),
+        ]
+    laplace, _ = measurements(float)
+    cases.insert(1, LibraryCase("opendp", "opendp", "make_laplace, false claim eps/2", run(laplace, float),
+                                _count_pairs(), float(laplace.map(1)) / 2, 0.0, source + ", halved", relation,
+                                _OWN_RNG, "refute"))
+    return cases
+
+
+_DPL_BUG_94 = "https://github.com/IBM/differential-privacy-library/issues/94"
+_DPL_BUG_105 = "https://github.com/IBM/differential-privacy-library/issues/105"
+_BRIDGED_RS = "bridged: random_state=RandomState(seed drawn from rng)"
+
+
+def _diffprivlib_repeat(call: Callable[[Any, np.random.RandomState], float]
+                        ) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
+    """``n`` calls of ``call(db, random_state)`` on one ``RandomState`` seeded from ``rng``."""
+    def mechanism(db: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        state = np.random.RandomState(int(rng.integers(2**32)))
+        return np.fromiter((call(db, state) for _ in range(n)), dtype=float, count=n)
+    return mechanism
 
 
 def diffprivlib_cases() -> list[LibraryCase]:
-    """diffprivlib's Laplace and analytic Gaussian mechanisms on a sum of records in [0, 1]
-    (sensitivity 1), one output per ``randomise`` call; ``random_state`` is seeded from the
-    audit's ``rng`` (bridged); claims from the mechanism's ``epsilon``/``delta`` attributes."""
-    from diffprivlib.mechanisms import GaussianAnalytic, Laplace
+    """diffprivlib's mechanisms on a sum of records in [0, 1] (sensitivity 1), its tools on the
+    records themselves, and ``LinearRegression`` (tracker #105), one output per call;
+    ``random_state`` is seeded from the audit's ``rng`` (bridged); claims from the objects'
+    ``epsilon``/``delta`` attributes or the tools' ``epsilon`` argument. The float samplers
+    (Laplace family, Gaussian family) are expected to leak through their float outputs
+    (Haney et al. 2022; tracker #94); the integer-valued ones (geometric, exponential) to pass."""
+    import warnings
 
-    def run(make: Callable[[Any], Any]) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
-        def mechanism(db: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-            mech = make(np.random.RandomState(int(rng.integers(2**32))))
-            value = float(np.sum(db))
-            return np.fromiter((mech.randomise(value) for _ in range(n)), dtype=float, count=n)
-        return mechanism
+    from diffprivlib import mechanisms, tools
+    from diffprivlib.models import LinearRegression
 
-    laplace = Laplace(epsilon=1.0, sensitivity=1.0)
-    gauss = GaussianAnalytic(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     relation = "replace one record in [0, 1] of a sum (sensitivity 1)"
-    bridged = "bridged: random_state=RandomState(seed drawn from rng)"
-    bug = "https://github.com/IBM/differential-privacy-library/issues/94"
+
+    def mech_case(name: str, make: Callable[..., Any], expected: str, value: Callable[[Any], Any] = np.sum,
+                  **kwargs: Any) -> LibraryCase:
+        probe = make(**kwargs)
+        call = (lambda db, rs: make(random_state=rs, **kwargs).randomise(value(db)))
+        return LibraryCase("diffprivlib", "diffprivlib", name, _diffprivlib_repeat(call), _count_pairs(),
+                           float(probe.epsilon), float(probe.delta), f"{type(probe).__name__}.epsilon, .delta",
+                           relation, _BRIDGED_RS, expected, _DPL_BUG_94 if expected == "refute" else "")
+
+    def tool_case(name: str, tool: Callable[..., Any], expected: str, **kwargs: Any) -> LibraryCase:
+        call = (lambda db, rs: float(tool(np.asarray(db, dtype=float), epsilon=1.0, random_state=rs, **kwargs)))
+        return LibraryCase("diffprivlib", "diffprivlib", name, _diffprivlib_repeat(call), _count_pairs(), 1.0, 0.0,
+                           f"{tool.__name__}(epsilon=1.0) argument", "replace one record in [0, 1]", _BRIDGED_RS,
+                           expected, _DPL_BUG_94 if expected == "refute" else "")
+
+    def regression(db: Any, rs: np.random.RandomState) -> float:
+        features = np.asarray(db, dtype=float).reshape(-1, 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = LinearRegression(epsilon=1.0, bounds_X=(0.0, 1.0), bounds_y=(0.0, 1.0), fit_intercept=False,
+                                     random_state=rs).fit(features, np.zeros(len(features)))
+        return float(model.coef_[0])
+
+    # #105: the X_i^2 term of the objective gets sensitivity max(|lower|, |lower|)^2 = 0, so sum x^2 is
+    # released exactly; two datasets whose sums of x^2 differ (1 vs 0.01) scale the coefficient's noise by 100.
+    low = np.zeros(_RECORDS)
+    regression_pairs = [(np.r_[1.0, low[1:]], np.r_[0.1, low[1:]])]
+    count = {"value": lambda db: int(np.sum(db))}
     return [
-        LibraryCase("diffprivlib", "diffprivlib", "mechanisms.Laplace (eps 1)",
-                    run(lambda rs: Laplace(epsilon=1.0, sensitivity=1.0, random_state=rs)), _count_pairs(),
-                    laplace.epsilon, laplace.delta, "Laplace.epsilon, .delta", relation, bridged, "refute", bug),
-        LibraryCase("diffprivlib", "diffprivlib", "mechanisms.GaussianAnalytic (1, 1e-5)",
-                    run(lambda rs: GaussianAnalytic(epsilon=1.0, delta=1e-5, sensitivity=1.0, random_state=rs)),
-                    _count_pairs(), gauss.epsilon, gauss.delta, "GaussianAnalytic.epsilon, .delta", relation, bridged,
-                    "refute", bug),
+        mech_case("mechanisms.Laplace (eps 1)", mechanisms.Laplace, "refute", epsilon=1.0, sensitivity=1.0),
+        mech_case("mechanisms.LaplaceTruncated (eps 1, [-50, 60])", mechanisms.LaplaceTruncated, "refute",
+                  epsilon=1.0, sensitivity=1.0, lower=-50.0, upper=60.0),
+        mech_case("mechanisms.LaplaceBoundedDomain (eps 1, [-50, 60])", mechanisms.LaplaceBoundedDomain, "refute",
+                  epsilon=1.0, sensitivity=1.0, lower=-50.0, upper=60.0),
+        mech_case("mechanisms.Geometric (eps 1)", mechanisms.Geometric, "pass", **count, epsilon=1.0, sensitivity=1),
+        mech_case("mechanisms.Gaussian (eps 0.5, 1e-5)", mechanisms.Gaussian, "refute", epsilon=0.5, delta=1e-5,
+                  sensitivity=1.0),
+        mech_case("mechanisms.GaussianAnalytic (1, 1e-5)", mechanisms.GaussianAnalytic, "refute", epsilon=1.0,
+                  delta=1e-5, sensitivity=1.0),
+        LibraryCase("diffprivlib", "diffprivlib", "mechanisms.Exponential (eps 1, utility -abs(k - sum))",
+                    _diffprivlib_repeat(lambda db, rs: mechanisms.Exponential(
+                        epsilon=1.0, sensitivity=1.0, utility=[-abs(k - float(np.sum(db))) for k in range(4)],
+                        random_state=rs).randomise()),
+                    _count_pairs(), 1.0, 0.0, "Exponential(epsilon=1.0) argument", relation, _BRIDGED_RS, "pass"),
+        tool_case("tools.mean (eps 1, bounds [0, 1])", tools.mean, "refute", bounds=(0.0, 1.0)),
+        tool_case("tools.count_nonzero (eps 1)", tools.count_nonzero, "pass"),
+        LibraryCase("diffprivlib", "diffprivlib", "models.LinearRegression coef (eps 1, X in [0, 1]) #105",
+                    _diffprivlib_repeat(regression), regression_pairs, 1.0, 0.0, "LinearRegression(epsilon=1.0)",
+                    "replace one record (x, y) in [0, 1]^2", _BRIDGED_RS, "refute", _DPL_BUG_105,
+                    small_samples=10_000, pairs_label="x = (1, 0, ...) vs (0.1, 0, ...), y = 0", float_events=False),
     ]
 
 
 def pydp_cases() -> list[LibraryCase]:
-    """python-dp's ``BoundedSum`` (records clamped to [0, 1], ε = 1), one result per call; its
-    noise comes from Google's C++ library (secure, own generator: not bridged)."""
-    from pydp.algorithms.laplacian import BoundedSum
+    """python-dp's ``BoundedSum``, ``BoundedMean`` (records clamped to [0, 1]) and ``Count``
+    (ε = 1), one result per call; its noise comes from Google's C++ library (secure, own
+    generator: not bridged)."""
+    from pydp.algorithms.laplacian import BoundedMean, BoundedSum, Count
+
+    def run(make: Callable[[], Any]) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
+        def mechanism(db: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+            data = [float(v) for v in np.asarray(db, dtype=float)]
+            return np.fromiter((make().quick_result(data) for _ in range(n)), dtype=float, count=n)
+        return mechanism
+
+    bounds = {"epsilon": 1.0, "lower_bound": 0.0, "upper_bound": 1.0, "dtype": "float"}
+    relation = "replace one record in [0, 1]"
+    source = "{}(epsilon=1.0) argument"
+    add_one = [(np.zeros(_RECORDS), np.zeros(_RECORDS + 1))]
+    return [LibraryCase("python-dp", "python-dp", "BoundedSum (eps 1, bounds [0, 1])",
+                        run(lambda: BoundedSum(**bounds)), _count_pairs(), 1.0, 0.0, source.format("BoundedSum"),
+                        relation, _OWN_RNG, "pass"),
+            LibraryCase("python-dp", "python-dp", "BoundedMean (eps 1, bounds [0, 1])",
+                        run(lambda: BoundedMean(**bounds)), _count_pairs(), 1.0, 0.0, source.format("BoundedMean"),
+                        relation, _OWN_RNG, "pass"),
+            LibraryCase("python-dp", "python-dp", "Count (eps 1)", run(lambda: Count(epsilon=1.0, dtype="float")),
+                        add_one, 1.0, 0.0, source.format("Count"), "add or remove one record", _OWN_RNG, "pass",
+                        pairs_label="10 records vs 11")]
+
+
+def _pipeline_dp_run(metric_name: str, epsilon: float) -> tuple[Callable[[Any, int, np.random.Generator], np.ndarray],
+                                                               float, float]:
+    """One ``DPEngine.aggregate`` on ``pipeline_dp.LocalBackend`` gives ``n`` outputs: ``n`` public
+    partitions, each holding its own copy of the dataset under distinct privacy ids, and every id
+    contributing one record to one partition (``max_partitions_contributed=1``), so each
+    partition's noisy metric is one release of the audited mechanism. Returns the mechanism and the
+    (ε, δ) the ``BudgetAccountant`` gave it (read from a probe run)."""
+    import pipeline_dp
+
+    metric = getattr(pipeline_dp.Metrics, metric_name)
+
+    def aggregate(db: Any, n: int) -> tuple[np.ndarray, Any]:
+        accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=0.0)
+        engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
+        params = pipeline_dp.AggregateParams(noise_kind=pipeline_dp.NoiseKind.LAPLACE, metrics=[metric],
+                                             max_partitions_contributed=1, max_contributions_per_partition=1,
+                                             min_value=0.0, max_value=1.0)
+        extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0],
+                                                partition_extractor=lambda r: r[1], value_extractor=lambda r: r[2])
+        rows = [((k, i), k, float(v)) for k in range(n) for i, v in enumerate(np.asarray(db, dtype=float))]
+        result = engine.aggregate(rows, params, extractors, public_partitions=list(range(n)))
+        accountant.compute_budgets()
+        out = dict(result)
+        values = np.array([getattr(out[k], metric_name.lower()) for k in range(n)], dtype=float)
+        return values, accountant
 
     def mechanism(db: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        data = [float(v) for v in np.asarray(db, dtype=float)]
-        return np.fromiter((BoundedSum(epsilon=1.0, lower_bound=0.0, upper_bound=1.0, dtype="float").quick_result(data)
-                            for _ in range(n)), dtype=float, count=n)
+        return aggregate(db, n)[0]
 
-    return [LibraryCase("python-dp", "python-dp", "BoundedSum (eps 1, bounds [0, 1])", mechanism, _count_pairs(),
-                        1.0, 0.0, "BoundedSum(epsilon=1.0) argument", "replace one record in [0, 1]", _OWN_RNG,
-                        "pass")]
+    _, accountant = aggregate(np.zeros(1), 1)
+    spec = accountant._mechanisms[0].mechanism_spec  # the accountant's record of the budget it gave
+    return mechanism, float(spec.eps), float(spec.delta)
+
+
+def pipeline_dp_cases() -> list[LibraryCase]:
+    """Pipeline-DP's COUNT and SUM (values clamped to [0, 1], Laplace noise, total ε = 1) on its
+    local backend, vector form through public partitions (see :func:`_pipeline_dp_run`); claims
+    read from the ``NaiveBudgetAccountant`` after ``compute_budgets``; its relation is adding or
+    removing one privacy unit; its noise ignores ``rng`` (not seed-reproducible)."""
+    relation = "add or remove one privacy unit (1 partition, 1 contribution)"
+    pairs = [(np.zeros(_RECORDS), np.r_[np.zeros(_RECORDS), 1.0])]
+    source = "NaiveBudgetAccountant after compute_budgets (mechanism_spec.eps, .delta)"
+    cases = []
+    for metric in ("COUNT", "SUM"):
+        mechanism, eps, delta = _pipeline_dp_run(metric, 1.0)
+        cases.append(LibraryCase("pipeline-dp", "pipeline-dp", f"DPEngine {metric} (LocalBackend, eps 1)",
+                                 mechanism, pairs, eps, delta, source, relation,
+                                 "not bridged: draws from its own noise module and ignores rng "
+                                 "(not seed-reproducible)", "pass", pairs_label="10 records at 0 vs + one at 1"))
+    return cases
 
 
 def library_cases() -> list[LibraryCase]:
     """Every case of the libraries that are installed (a missing library is left out)."""
     cases: list[LibraryCase] = []
-    for make in (opendp_cases, diffprivlib_cases, pydp_cases):
+    for make in (opendp_cases, diffprivlib_cases, pydp_cases, pipeline_dp_cases):
         try:
             cases += make()
         except ImportError:

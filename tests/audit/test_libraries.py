@@ -43,3 +43,37 @@ def test_diffprivlib_laplace_is_refuted_from_outputs_alone():
     r = audit(case.mechanism, case.pairs, case.claimed_epsilon, case.claimed_delta, samples=100_000, rng=0,
               float_events=True)
     assert r.violation and r.witness["event"]["family"] == "float bits"
+
+
+def test_pipeline_dp_claim_from_budget_accountant_and_count_passes():
+    pytest.importorskip("pipeline_dp")
+    from dpkit.audit.libraries import pipeline_dp_cases
+
+    case = _case(pipeline_dp_cases(), "DPEngine COUNT")
+    assert (case.claimed_epsilon, case.claimed_delta) == (1.0, 0.0)  # the whole budget went to the one COUNT
+    low, high = case.pairs[0]
+    assert len(high) == len(low) + 1 and high.max() == 1.0  # add/remove one privacy unit at the extreme record
+    assert not seed_reproducible(case.mechanism, low)  # its noise ignores rng
+    r = audit(case.mechanism, case.pairs, case.claimed_epsilon, samples=20_000, rng=0)
+    assert not r.violation
+
+
+def test_pipeline_dp_sum_with_a_halved_claim_is_refuted():
+    pytest.importorskip("pipeline_dp")
+    from dpkit.audit.libraries import pipeline_dp_cases
+
+    case = _case(pipeline_dp_cases(), "DPEngine SUM")
+    r = audit(case.mechanism, case.pairs, case.claimed_epsilon / 2, samples=20_000, rng=0)
+    assert r.violation
+
+
+def test_diffprivlib_linear_regression_unnoised_quadratic_term_is_refuted_from_values():
+    """The X_i^2 term of diffprivlib's functional-mechanism objective gets sensitivity
+    max(|l|, |l|)^2 = 0 for a lower bound l = 0, so the coefficient's noise scales with 1/sum x^2."""
+    pytest.importorskip("diffprivlib")
+    from dpkit.audit.libraries import diffprivlib_cases
+
+    case = _case(diffprivlib_cases(), "models.LinearRegression")
+    assert not case.float_events  # values only: a refutation here is not a float leak
+    r = audit(case.mechanism, case.pairs, case.claimed_epsilon, samples=5_000, rng=0)
+    assert r.violation
