@@ -99,3 +99,29 @@ def test_a_million_dpsgd_steps_reach_the_width_asked():
     result = run_json(["epsilon", "--sigma", "1.1", "--sampling", "poisson", "--rate", "0.01", "--count", "1e6",
                        "--delta", "1e-5", "--accountant", "pld", "--target-width", "1e-2"])
     assert result["certified_width"] <= 1e-2
+
+
+def exact_gaussian_epsilon(mu: float, delta: float) -> mpmath.mpf:
+    """ε of a μ-GDP pair at δ: δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Thm 8;
+    Dong, Roth & Su 2022, Cor. 2.13), decreasing in ε, solved by 200 bisection steps in 50 digits."""
+    with mpmath.workdps(50):
+        m = mpmath.mpf(mu)
+
+        def hockey_stick(eps: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.ncdf(-eps / m + m / 2) - mpmath.e ** eps * mpmath.ncdf(-eps / m - m / 2)
+
+        low, high = mpmath.mpf(0), mpmath.mpf(100)
+        for _ in range(200):
+            mid = (low + high) / 2
+            low, high = (mid, high) if hockey_stick(mid) > delta else (low, mid)
+        return high
+
+
+def test_gaussian_calibration_refines_the_merged_gaussian_to_the_width_asked():
+    # 100 Gaussians of σ compose exactly into one of μ = √100/σ (Dong, Roth & Su 2022, Cor. 3.3)
+    width = 1e-4
+    result = run_json(["calibrate", "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--count", "100",
+                       "--accountant", "pld", "--target-width", str(width)])
+    exact = exact_gaussian_epsilon(10.0 / result["sigma"], 1e-5)
+    assert result["certified_width"] <= width
+    assert result["epsilon_lower"] <= exact <= result["epsilon"] <= 1.0
