@@ -179,6 +179,12 @@ class RDPAccountant(Accountant):
         monotone = not any(has_range_term(leaf) for leaf, _ in self.leaves())
         _, order, on_boundary = minimise_over_orders(objective, self._orders, tail_bound if monotone else None, floor)
         epsilon = safe_up(max(objective(order), 0.0))
+        notes = self._notes(order, on_boundary)
+        pure = self._pure_dp_total()
+        if pure is not None and pure < epsilon:
+            notes = (*notes, f"capped at the basic composition of the pure-DP steps ({pure!r}; Dwork & Roth 2014, "
+                             f"Thm 3.16): the RDP conversion gave {epsilon!r}")
+            epsilon = pure
         return self._result(
             epsilon,
             delta,
@@ -186,8 +192,27 @@ class RDPAccountant(Accountant):
             references=self._references(),
             order=order,
             order_on_boundary=on_boundary,
-            notes=self._notes(order, on_boundary),
+            notes=notes,
         )
+
+    def _pure_dp_total(self) -> float | None:
+        """Σ count·ε of the ledger if every leaf is pure ε-DP (basic composition, Dwork & Roth 2014,
+        Thm 3.16, rounded up by its float error), else None. It bounds ε at every δ, and the RDP conversion, which only
+        tends to it as α → ∞, can exceed it by its round-off safety margins at huge ε."""
+        from dpkit.accounting.approx_dp import _leaf_epsilon_delta
+        from dpkit.accounting.base import UnsupportedEventError
+
+        terms = []
+        for leaf, count in self.leaves():
+            try:
+                epsilon, delta = _leaf_epsilon_delta(leaf)
+            except UnsupportedEventError:
+                return None
+            if delta != 0.0:
+                return None
+            terms.append(epsilon * count)
+        total = math.fsum(terms)  # each product and the sum are rounded once: 2 half-ulps in all
+        return math.nextafter(total * (1.0 + 2.0**-52), math.inf) if 0.0 < total < math.inf else None
 
     def get_delta(self, epsilon: float) -> AccountingResult:
         """Smallest certified δ at ``epsilon`` (an upper bound), with the winning order."""
