@@ -60,3 +60,14 @@ def test_cli_default_route_on_a_huge_exponential_mechanism_stays_at_basic_compos
     with contextlib.redirect_stdout(out):
         assert main(["epsilon", "--mechanism", "exponential", "--epsilon0", "1e12", "--delta", "1e-5", "--json"]) == 0
     assert within_basic(json.loads(out.getvalue())["epsilon"], 1e12, 1)
+
+
+def test_zcdp_on_huge_randomized_response_answers_with_a_bound_through_the_cli():
+    # Binary RR at ε₀ has δ(ε) = (1 − e^{ε − ε₀})/(1 + e^{−ε₀}) for ε < ε₀ (Kairouz, Oh & Viswanath 2015,
+    # Thm 2.1), so at δ = 1e-5 the true ε is within 1e-4 of ε₀: a zCDP bound must be at least that.
+    for epsilon0 in (1e20, 1e50, 1e300):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["epsilon", "--mechanism", "randomized-response", "--epsilon0", repr(epsilon0),
+                         "--accountant", "zcdp", "--delta", "1e-5", "--json"]) == 0
+        assert epsilon0 - 1e-4 <= json.loads(out.getvalue())["epsilon"] < float("inf")
