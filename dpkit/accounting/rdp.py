@@ -19,6 +19,7 @@ from typing import Sequence
 
 from dpkit.accounting import rdp_mechanisms as rm
 from dpkit.accounting.base import Accountant, AccountingResult, check_target_delta, check_target_epsilon
+from dpkit.accounting.certify import round_outward
 from dpkit.accounting.events import PoissonSampledEvent, PrivacyEvent, SampledWithoutReplacementEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.rdp_conversion import (
@@ -90,6 +91,9 @@ class RDPAccountant(Accountant):
     and sampling without replacement of any supported event (Wang, Balle & Kasiviswanathan 2019
     Thm 9, replace-one, integer orders, extended to fractional orders by convexity).
     Unsupported: (ε, δ)-DP with δ > 0, Poisson subsampling of zCDP or composite events.
+    A ledger of pure ε-DP steps only is capped at their basic composition Σ count·ε (Dwork & Roth
+    2014, Thm 3.16), which the conversion approaches only as α → ∞ and overshoots by its round-off
+    margin at huge ε.
 
     Examples
     --------
@@ -101,7 +105,7 @@ class RDPAccountant(Accountant):
     """
 
     name = "rdp"
-    margin_included = True  # every result passes through safe_up (2⁻⁴⁰ relative, ≥ base.OUTWARD_MARGIN)
+    margin_included = True  # every result passes through safe_up (2⁻⁴⁰ relative) or round_outward
     references = ("mironov2017renyi",)
 
     def __init__(
@@ -211,8 +215,9 @@ class RDPAccountant(Accountant):
             if delta != 0.0:
                 return None
             terms.append(epsilon * count)
-        total = math.fsum(terms)  # each product and the sum are rounded once: 2 half-ulps in all
-        return math.nextafter(total * (1.0 + 2.0**-52), math.inf) if 0.0 < total < math.inf else None
+        total = math.fsum(terms)  # each product and the sum rounded once: within 2⁻⁵² of Σ count·ε
+        # moved up by the certified exit's margin (8·2⁻⁵², see margin_included), not by safe_up's 2⁻⁴⁰
+        return round_outward(total) if 0.0 < total < math.inf else None
 
     def get_delta(self, epsilon: float) -> AccountingResult:
         """Smallest certified δ at ``epsilon`` (an upper bound), with the winning order."""

@@ -3,8 +3,9 @@
 n uses of an ε₀-DP mechanism are (n·ε₀, 0)-DP (Dwork & Roth 2014, Thm 3.16), so n·ε₀ bounds ε at
 every δ. The RDP conversion ε(α) + log(1/δ)/(α − 1) (Mironov 2017, Prop. 3) only tends to n·ε₀ as
 α → ∞ and carries round-off margins, so at huge ε₀ it must be capped there. The reference is
-n·ε₀ computed exactly (fractions), allowed the outward rounding of the certified exit (at most
-16 units in the last place), and the approx accountant's certified basic-composition bound.
+n·ε₀ computed exactly (fractions), allowed two outward roundings of the certified exit (a member's
+and the tightest accountant's, 8·2⁻⁵² relative each, plus an ulp), and the approx accountant's
+certified basic-composition bound.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dpkit.accounting.events import ExponentialMechanismEvent, LaplaceEvent, Pur
 from dpkit.accounting.registry import make_accountant
 from dpkit.cli.main import main
 
-ROUNDING = 2.0**-48  # 16 ulps of relative outward rounding
+ROUNDING = 2.0**-47  # two outward roundings of 8·2⁻⁵² and an ulp each
 
 
 def within_basic(value: float, epsilon0: float, count: int) -> bool:
