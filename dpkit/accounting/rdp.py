@@ -19,6 +19,7 @@ from typing import Sequence
 
 from dpkit.accounting import rdp_mechanisms as rm
 from dpkit.accounting.base import Accountant, AccountingResult, check_target_delta, check_target_epsilon
+from dpkit.accounting.certify import round_outward
 from dpkit.accounting.events import PoissonSampledEvent, PrivacyEvent, SampledWithoutReplacementEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.rdp_conversion import (
@@ -90,6 +91,9 @@ class RDPAccountant(Accountant):
     and sampling without replacement of any supported event (Wang, Balle & Kasiviswanathan 2019
     Thm 9, replace-one, integer orders, extended to fractional orders by convexity).
     Unsupported: (ε, δ)-DP with δ > 0, Poisson subsampling of zCDP or composite events.
+    A ledger of pure ε-DP steps only is capped at their basic composition Σ count·ε (Dwork & Roth
+    2014, Thm 3.16), which the conversion approaches only as α → ∞ and overshoots by its round-off
+    margin at huge ε.
 
     Examples
     --------
@@ -101,7 +105,7 @@ class RDPAccountant(Accountant):
     """
 
     name = "rdp"
-    margin_included = True  # every result passes through safe_up (2⁻⁴⁰ relative, ≥ base.OUTWARD_MARGIN)
+    margin_included = True  # every result passes through safe_up (2⁻⁴⁰ relative) or round_outward
     references = ("mironov2017renyi",)
 
     def __init__(
@@ -179,6 +183,12 @@ class RDPAccountant(Accountant):
         monotone = not any(has_range_term(leaf) for leaf, _ in self.leaves())
         _, order, on_boundary = minimise_over_orders(objective, self._orders, tail_bound if monotone else None, floor)
         epsilon = safe_up(max(objective(order), 0.0))
+        notes = self._notes(order, on_boundary)
+        pure = self._pure_dp_total()
+        if pure is not None and pure < epsilon:
+            notes = (*notes, f"capped at the basic composition of the pure-DP steps ({pure!r}; Dwork & Roth 2014, "
+                             f"Thm 3.16): the RDP conversion gave {epsilon!r}")
+            epsilon = pure
         return self._result(
             epsilon,
             delta,
@@ -186,8 +196,28 @@ class RDPAccountant(Accountant):
             references=self._references(),
             order=order,
             order_on_boundary=on_boundary,
-            notes=self._notes(order, on_boundary),
+            notes=notes,
         )
+
+    def _pure_dp_total(self) -> float | None:
+        """Σ count·ε of the ledger if every leaf is pure ε-DP (basic composition, Dwork & Roth 2014,
+        Thm 3.16, rounded up by its float error), else None. It bounds ε at every δ, and the RDP conversion, which only
+        tends to it as α → ∞, can exceed it by its round-off safety margins at huge ε."""
+        from dpkit.accounting.approx_dp import _leaf_epsilon_delta
+        from dpkit.accounting.base import UnsupportedEventError
+
+        terms = []
+        for leaf, count in self.leaves():
+            try:
+                epsilon, delta = _leaf_epsilon_delta(leaf)
+            except UnsupportedEventError:
+                return None
+            if delta != 0.0:
+                return None
+            terms.append(epsilon * count)
+        total = math.fsum(terms)  # each product and the sum rounded once: within 2⁻⁵² of Σ count·ε
+        # moved up by the certified exit's margin (8·2⁻⁵², see margin_included), not by safe_up's 2⁻⁴⁰
+        return round_outward(total) if 0.0 < total < math.inf else None
 
     def get_delta(self, epsilon: float) -> AccountingResult:
         """Smallest certified δ at ``epsilon`` (an upper bound), with the winning order."""

@@ -40,8 +40,10 @@ def _calibrate(args: argparse.Namespace) -> CalibrationResult:
     make_event = common.make_event_factory(args)
     if args.mechanism == "gaussian":
         if args.sampling == "none":
+            # a factory, not the name, so that the PLD's queries refine to --target-width
+            accountant = args.accountant if args.accountant == "analytic" else common.accountant_maker(args)
             return calibrate_gaussian_sigma(
-                epsilon, delta, args.count, args.sensitivity, args.accountant, relation, rtol=args.rtol
+                epsilon, delta, args.count, args.sensitivity, accountant, relation, rtol=args.rtol
             )
         exact = math.sqrt(args.count) * gaussian_sigma(epsilon, delta, args.sensitivity)
         lower, upper, increasing = exact / 16.0, exact, True

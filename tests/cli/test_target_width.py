@@ -6,6 +6,10 @@ r = 1/(e^ε₀ + k − 1) the privacy loss of one use is +ε₀ (probability e^�
 ((k − 2)·r); after n uses it is ε₀(a − b) for the multinomial counts (a, b), and
 δ(ε) = Σ P(a, b)·(1 − e^{ε − ε₀(a−b)})₊ (the hockey-stick divergence), summed exactly in 50-digit
 mpmath; the exact ε at δ is found by bisection on this decreasing function.
+
+Reference for Laplace(b = 1) composed k times: tests/data/laplace_composition_references.json, the
+closed-form δ(ε) of the k-fold Laplace privacy loss (atoms ±1 and an Irwin–Hall sum of the continuous
+parts) solved in 50-digit mpmath by scripts/precompute/laplace_composition_references.py.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -99,3 +104,43 @@ def test_a_million_dpsgd_steps_reach_the_width_asked():
     result = run_json(["epsilon", "--sigma", "1.1", "--sampling", "poisson", "--rate", "0.01", "--count", "1e6",
                        "--delta", "1e-5", "--accountant", "pld", "--target-width", "1e-2"])
     assert result["certified_width"] <= 1e-2
+
+
+def exact_gaussian_epsilon(mu: float, delta: float) -> mpmath.mpf:
+    """ε of a μ-GDP pair at δ: δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Thm 8;
+    Dong, Roth & Su 2022, Cor. 2.13), decreasing in ε, solved by 200 bisection steps in 50 digits."""
+    with mpmath.workdps(50):
+        m = mpmath.mpf(mu)
+
+        def hockey_stick(eps: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.ncdf(-eps / m + m / 2) - mpmath.e ** eps * mpmath.ncdf(-eps / m - m / 2)
+
+        low, high = mpmath.mpf(0), mpmath.mpf(100)
+        for _ in range(200):
+            mid = (low + high) / 2
+            low, high = (mid, high) if hockey_stick(mid) > delta else (low, mid)
+        return high
+
+
+def test_gaussian_calibration_refines_the_merged_gaussian_to_the_width_asked():
+    # 100 Gaussians of σ compose exactly into one of μ = √100/σ (Dong, Roth & Su 2022, Cor. 3.3)
+    width = 1e-4
+    result = run_json(["calibrate", "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--count", "100",
+                       "--accountant", "pld", "--target-width", str(width)])
+    exact = exact_gaussian_epsilon(10.0 / result["sigma"], 1e-5)
+    assert result["certified_width"] <= width
+    assert result["epsilon_lower"] <= exact <= result["epsilon"] <= 1.0
+
+
+LAPLACE_REFS = json.loads((Path(__file__).resolve().parents[1] / "data" / "laplace_composition_references.json")
+                          .read_text())["laplace"]
+
+
+@pytest.mark.parametrize("case", LAPLACE_REFS, ids=lambda c: f"count{c['count']}-delta{c['delta']:g}")
+def test_laplace_upper_end_is_within_the_width_asked_of_the_exact_epsilon(case):
+    width = 1e-6
+    result = run_json(["epsilon", "--mechanism", "laplace", "--scale", str(case["scale"]), "--count",
+                       str(case["count"]), "--delta", str(case["delta"]), "--accountant", "pld",
+                       "--target-width", str(width)])
+    exact = mpmath.mpf(case["epsilon"])
+    assert result["epsilon_lower"] <= exact <= result["epsilon"] <= exact + width
