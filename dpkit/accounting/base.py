@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Iterator
 
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit
 from dpkit.accounting.certify import UncertifiableError, certify_result
-from dpkit.accounting.events import ComposedEvent, PrivacyEvent, SelfComposedEvent
+from dpkit.accounting.events import ComposedEvent, NonPrivateEvent, PrivacyEvent, SelfComposedEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 
 
@@ -184,6 +184,9 @@ class Accountant(abc.ABC):
         extreme (see :func:`extreme_event_reason`) is accepted: its guarantee is the trivial one."""
         try:
             self._check(event)
+        except UnsupportedEventError:
+            if _non_private_reason(event) is None:  # a non-private step: the answer is ε = ∞ whatever else
+                raise
         except ArithmeticError:
             if extreme_event_reason(event) is None:
                 raise
@@ -252,6 +255,27 @@ randomized response) exceeds this is treated as adding no useful noise: when an 
 arithmetic overflows on it, the result is the trivial bound ε = ∞ (or δ = 1) with a note."""
 
 
+def _non_private_reason(event: PrivacyEvent) -> str | None:
+    """A note naming a :class:`~dpkit.accounting.events.NonPrivateEvent` inside ``event``, or None."""
+    stack = [event]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, NonPrivateEvent):
+            return "the ledger holds a NonPrivateEvent (a step with no privacy guarantee)"
+        if dataclasses.is_dataclass(item):
+            for field in dataclasses.fields(item):
+                value = getattr(item, field.name)
+                if isinstance(value, PrivacyEvent):
+                    stack.append(value)
+                elif isinstance(value, (tuple, list)):
+                    stack.extend(v for v in value if isinstance(v, PrivacyEvent))
+    return None
+
+
+class _NonPrivateLedger(Exception):
+    """Raised inside a guarded query whose ledger holds a non-private step (answered trivially)."""
+
+
 def extreme_event_reason(event: PrivacyEvent) -> str | None:
     """A note naming the first leaf of ``event`` with a privacy parameter above :data:`EXTREME_PRIVACY_LOSS`."""
     stack = [event]
@@ -300,7 +324,12 @@ def _guard_extreme(method: Any, method_name: str) -> Any:
         depth = _QUERY_DEPTH.get()
         token = _QUERY_DEPTH.set(depth + 1)
         try:
+            reason = next(filter(None, (_non_private_reason(event) for event, _ in self._ledger)), None)
+            if reason is not None:
+                raise _NonPrivateLedger
             result = method(self, value)
+        except _NonPrivateLedger:
+            pass
         except UnsupportedEventError:
             raise
         except (ArithmeticError, ValueError):

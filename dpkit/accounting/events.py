@@ -195,6 +195,21 @@ class PureDPEvent(PrivacyEvent):
 
 
 @dataclasses.dataclass(frozen=True)
+class NonPrivateEvent(PrivacyEvent):
+    """A step that releases private data with no privacy guarantee (dp_accounting's ``NonPrivateDpEvent``).
+
+    Every accountant accepts it and answers with the trivial bound, ε = ∞ (``get_epsilon``) and
+    δ = 1 (``get_delta``), with a note naming it, for any ledger that holds it.
+
+    >>> from dpkit.accounting import RDPAccountant, GaussianEvent, compose
+    >>> RDPAccountant().compose(compose(GaussianEvent(1.0), NonPrivateEvent())).get_epsilon(1e-5).epsilon
+    inf
+    """
+
+    kind: ClassVar[str] = "non_private"
+
+
+@dataclasses.dataclass(frozen=True)
 class ApproxDPEvent(PrivacyEvent):
     """Any (ε, δ)-DP mechanism (worst case over all such mechanisms)."""
 

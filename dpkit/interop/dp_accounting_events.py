@@ -18,6 +18,7 @@ dp_accounting                          dpkit
 ``RepeatAndSelectDpEvent(e, m, η)``    ``RepeatAndSelectEvent(e, m, η)`` (η = ∞ ↔ ``shape=None``)
 ``ZCDpEvent(ρ, ξ=0)``                  ``ZCDPEvent(ρ)``
 ``NoOpDpEvent()``                      ``ComposedEvent(())``, the empty composition
+``NonPrivateDpEvent()``                ``NonPrivateEvent()`` (every accountant answers ε = ∞)
 =====================================  =====================================================
 
 A dp_accounting noise multiplier is σ/Δ with Δ = 1; a dpkit event with another sensitivity is
@@ -28,8 +29,7 @@ in the safe direction; every other round trip is exact, except that ``ComposedDp
 ``SelfComposedDpEvent(e, 0)`` and ``RandomizedResponseDpEvent(1, k)``, which do nothing, come
 back as ``NoOpDpEvent()``, and a one-tree ``step_counts=[T]`` comes back as the scalar ``T``.
 
-Refused by name (:class:`UnconvertibleEventError`): dp_accounting's ``NonPrivateDpEvent`` (no
-finite guarantee; dpkit has no event that spends an infinite budget), ``UnsupportedDpEvent``,
+Refused by name (:class:`UnconvertibleEventError`): dp_accounting's ``UnsupportedDpEvent``,
 ``SampledWithReplacementDpEvent``, ``MixtureOfGaussiansDpEvent``,
 ``TruncatedSubsampledGaussianDpEvent`` and ``ZCDpEvent`` with ξ ≠ 0; and the dpkit events that
 dp_accounting has no event for (pure and approximate DP, discrete Gaussian, exponential
@@ -47,6 +47,7 @@ from dpkit.accounting.events import (
     DiscreteLaplaceEvent,
     GaussianEvent,
     LaplaceEvent,
+    NonPrivateEvent,
     PoissonSampledEvent,
     PrivacyEvent,
     RandomizedResponseEvent,
@@ -120,6 +121,8 @@ def from_dp_accounting(event: Any) -> PrivacyEvent:
     kind = type(event).__name__
     if isinstance(event, dp.NoOpDpEvent):
         return NO_OP
+    if isinstance(event, dp.NonPrivateDpEvent):
+        return NonPrivateEvent()
     if isinstance(event, dp.GaussianDpEvent):
         return GaussianEvent(sigma=event.noise_multiplier)
     if isinstance(event, dp.LaplaceDpEvent):
@@ -155,8 +158,6 @@ def from_dp_accounting(event: Any) -> PrivacyEvent:
 
 
 _NO_DPKIT_COUNTERPART = {
-    "NonPrivateDpEvent": "a non-private step has no finite guarantee and dpkit has no event for it; "
-                         "account it as epsilon = inf",
     "UnsupportedDpEvent": "it describes no mechanism, so nothing can account for it",
     "SampledWithReplacementDpEvent": "dpkit has no analysis of sampling with replacement",
     "MixtureOfGaussiansDpEvent": "dpkit has no mixture-of-Gaussians event",
@@ -198,6 +199,8 @@ def to_dp_accounting(event: PrivacyEvent) -> Any:
     dp = _dp_event_module()
     if event == NO_OP:
         return dp.NoOpDpEvent()
+    if isinstance(event, NonPrivateEvent):
+        return dp.NonPrivateDpEvent()
     if isinstance(event, GaussianEvent):
         return dp.GaussianDpEvent(noise_multiplier=_ratio_down(event.sigma, event.sensitivity))
     if isinstance(event, LaplaceEvent):

@@ -27,6 +27,8 @@ from dp_accounting import dp_event as dpe  # noqa: E402
 GAUSS = dpa.GaussianDpEvent(1.3)
 EXACT_ROUND_TRIPS = [
     dpe.NoOpDpEvent(),
+    dpa.NonPrivateDpEvent(),
+    dpa.ComposedDpEvent([GAUSS, dpa.NonPrivateDpEvent()]),
     GAUSS,
     dpa.LaplaceDpEvent(2.5),
     dpa.ZCDpEvent(0.3),
@@ -93,14 +95,13 @@ def test_degenerate_dp_accounting_events_become_the_no_op():
 
 
 @pytest.mark.parametrize("event, name", [
-    (dpa.NonPrivateDpEvent(), "NonPrivateDpEvent"),
     (dpa.UnsupportedDpEvent(), "UnsupportedDpEvent"),
     (dpa.SampledWithReplacementDpEvent(100, 10, GAUSS), "SampledWithReplacementDpEvent"),
     (dpe.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0], [0.5, 0.5]), "MixtureOfGaussiansDpEvent"),
     (dpa.TruncatedSubsampledGaussianDpEvent(100, 0.1, 20, 1.0), "TruncatedSubsampledGaussianDpEvent"),
     (dpa.ZCDpEvent(0.1, 0.2), "ZCDpEvent"),
     (dpa.RandomizedResponseDpEvent(0.0, 2), "RandomizedResponseDpEvent"),
-    (dpa.SelfComposedDpEvent(dpa.NonPrivateDpEvent(), 3), "NonPrivateDpEvent"),
+    (dpa.SelfComposedDpEvent(dpa.UnsupportedDpEvent(), 3), "UnsupportedDpEvent"),
 ])
 def test_events_without_a_dpkit_counterpart_are_refused_by_name(event, name):
     with pytest.raises(UnconvertibleEventError, match=name) as caught:
@@ -195,3 +196,16 @@ def test_importing_every_dpkit_module_does_not_import_dp_accounting():
             "print(bad); sys.exit(bool(bad))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=package.parent)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_non_private_step_is_infinite_in_both_libraries():
+    """dp_accounting answers ε = ∞ for a ledger with a ``NonPrivateDpEvent``; so does every dpkit accountant."""
+    from dpkit.accounting.registry import ACCOUNTANTS
+
+    event = dpa.ComposedDpEvent([GAUSS, dpa.NonPrivateDpEvent()])
+    assert dpa.rdp.RdpAccountant().compose(event).get_epsilon(1e-5) == math.inf
+    converted = from_dp_accounting(event)
+    for name, accountant in ACCOUNTANTS.items():
+        result = accountant().compose(converted).get_epsilon(1e-5)
+        assert result.epsilon == math.inf and any("NonPrivateEvent" in note for note in result.notes), name
+        assert accountant().compose(converted).get_delta(10.0).delta == 1.0, name
