@@ -13,11 +13,11 @@ import json
 import math
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from dpkit.commands.files import install_folder, new_temp_folder
 from dpkit.report.bibliography import keys_for, render_bibtex
 from dpkit.report.builder import MALFORMED, build_report as _build
 from dpkit.report.document import Document, as_document, load_document
@@ -143,9 +143,11 @@ def write_report(
 ) -> ReportResult:
     """Write ``report.md``, ``report.json``, ``references.bib`` and PNG plots into ``out_dir``.
 
-    The files are written into a temporary directory beside ``out_dir`` and renamed into place
-    at the end, so ``out_dir`` never holds a half-written report; when two writers race for the
-    same new directory, the second fails with a ``FileExistsError`` that names it.
+    The files are written into a temporary folder beside ``out_dir`` (``.dpkit-tmp-<pid>-...``)
+    and renamed onto ``out_dir`` at the end (see :mod:`dpkit.commands.files`), so ``out_dir``
+    never holds a half-written report; of concurrent writers to the same new directory exactly
+    one succeeds, the others fail with a ``FileExistsError`` that names it. Files and folders
+    follow the umask.
 
     Parameters
     ----------
@@ -162,8 +164,9 @@ def write_report(
         module:function``) only if ``policy`` trusts the module; other reruns are skipped and
         the report says how to allow them (see :mod:`dpkit.report.sandbox`).
     overwrite
-        Allow writing into a non-empty directory (files of the same name are replaced, each
-        atomically).
+        Replace a non-empty ``out_dir`` as a whole: the new report folder is swapped in
+        atomically and the old folder, with every file in it, is removed. A kill leaves the old
+        report or the new one, never a mix.
     plots
         Draw the PNG plots (needs matplotlib, the ``plot`` extra; without it the report is
         written without plots and ``skipped_plots`` says why).
@@ -185,14 +188,14 @@ def write_report(
     out = check_out_dir(out_dir, overwrite)
     report = _build(docs, rerun=rerun, policy=policy)
     out.absolute().parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.absolute().parent))
+    tmp = new_temp_folder(out)
     try:
         try:
             drawn, skipped = _render(report, tmp, plots)
         except MALFORMED as error:
             raise ValueError(f"cannot write the report: a document is malformed ({type(error).__name__}: "
                              f"{(str(error).splitlines() or [''])[0]})") from None
-        _move_into_place(tmp, out, overwrite)
+        install_folder(tmp, out, force=overwrite)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -229,20 +232,3 @@ def _render(report: dict[str, Any], tmp: Path, plots: bool) -> tuple[dict[str, s
                                             encoding="utf-8")
     (tmp / REPORT_FILES["bibtex"]).write_text(render_bibtex(report["references"]), encoding="utf-8")
     return drawn, skipped
-
-
-def _move_into_place(tmp: Path, out: Path, overwrite: bool) -> None:
-    """Rename the finished ``tmp`` directory to ``out`` (atomic); into a non-empty ``out`` only with ``overwrite``."""
-    try:
-        os.rename(tmp, out)  # POSIX: also replaces an *empty* directory; fails on a non-empty one
-        return
-    except OSError as error:
-        if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR, errno.EACCES, errno.EPERM):
-            raise
-        if not out.is_dir():
-            raise
-        if any(out.iterdir()) and not overwrite:
-            raise FileExistsError(errno.EEXIST, "another writer created it, or it is no longer empty; nothing was "
-                                  "written (rerun with a new directory)", str(out)) from None
-    for item in sorted(tmp.iterdir()):  # overwrite: each file replaced atomically
-        os.replace(item, out / item.name)
