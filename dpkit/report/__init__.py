@@ -1,7 +1,7 @@
 """Reproducibility reports: provenance, Markdown/JSON/BibTeX reports and plots from dpkit's JSON outputs.
 
 :func:`write_report` is the entry point (used by ``dpkit report`` and ``dpkit demo``): it reads
-the JSON documents that ``dpkit epsilon|calibrate|train|audit --json`` print, reruns them if
+the JSON documents that ``dpkit epsilon|calibrate|train|audit|dpsgd --json`` print, reruns them if
 asked, and writes ``report.md``, ``report.json``, ``references.bib`` and PNG plots into a
 directory.
 """
@@ -152,7 +152,7 @@ def write_report(
     Parameters
     ----------
     documents
-        The JSON documents printed by ``dpkit epsilon|calibrate|train|audit --json``: paths,
+        The JSON documents printed by ``dpkit epsilon|calibrate|train|audit|dpsgd --json``: paths,
         parsed dicts or :class:`Document` objects (at least one).
     out_dir
         Directory to write into; created (with its parents) if missing. An existing non-empty
