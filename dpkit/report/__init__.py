@@ -12,6 +12,7 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from dpkit.report.bibliography import keys_for, render_bibtex
 from dpkit.report.builder import MALFORMED, build_report as _build
 from dpkit.report.document import Document, as_document, load_document
 from dpkit.report.markdown import render_markdown
-from dpkit.report.plots import write_plots
+from dpkit.report.plots import PLOT_FILES, write_plots
 from dpkit.report.sandbox import RerunPolicy
 
 __all__ = ["Document", "ReportResult", "RerunPolicy", "build_report", "keys_for", "load_document", "render_bibtex",
@@ -101,16 +102,23 @@ PLOT_EXTRA_HINT = "matplotlib is not installed; install the plot extra for PNG p
 """Why plots are missing when matplotlib is not installed (the report is written without them)."""
 
 
+def _report_file(name: str) -> bool:
+    """Whether ``name`` is a file a report writes (text files, plots, ``docN_`` plots)."""
+    return name in REPORT_FILES.values() or re.sub(r"^doc\d+_", "", name) in PLOT_FILES.values()
+
+
 def check_out_dir(out_dir: str | Path, overwrite: bool = False) -> Path:
     """Check, before any slow work, that a report can be written to ``out_dir``.
 
-    ``out_dir`` must be a new or empty directory (non-empty only with ``overwrite``) whose
-    nearest existing ancestor is a writable directory.
+    ``out_dir`` must be a new or empty directory whose nearest existing ancestor is a writable
+    directory; with ``overwrite`` it may also be a report folder (holding only a report's own
+    files: ``overwrite`` replaces the folder as a whole, so a user's other files are never in it).
 
     Raises
     ------
     ValueError
-        ``out_dir`` is a file, is not empty without ``overwrite``, or lies under a file.
+        ``out_dir`` is a file, is not empty without ``overwrite``, holds files that are not a
+        report's, or lies under a file.
     PermissionError
         The directory that would hold it is not writable (the error names it).
     """
@@ -118,8 +126,14 @@ def check_out_dir(out_dir: str | Path, overwrite: bool = False) -> Path:
     if out.exists() or out.is_symlink():
         if not out.is_dir():
             raise ValueError(f"out_dir {str(out)!r} exists and is not a directory")
-        if any(out.iterdir()) and not overwrite:
+        names = sorted(entry.name for entry in out.iterdir())
+        if names and not overwrite:
             raise ValueError(f"out_dir {str(out)!r} is not empty; choose a new directory or allow overwriting (--force)")
+        foreign = [name for name in names if not _report_file(name)]
+        if foreign:  # --force replaces the folder as a whole: only ever a report's own files
+            raise ValueError(f"out_dir {str(out)!r} holds files that are not a dpkit report's ({foreign[0]!r}"
+                             f"{f' and {len(foreign) - 1} more' if len(foreign) > 1 else ''}); --force replaces only "
+                             "a report folder: choose a new directory")
         target = out
     else:
         target = out.absolute().parent
@@ -164,7 +178,8 @@ def write_report(
         module:function``) only if ``policy`` trusts the module; other reruns are skipped and
         the report says how to allow them (see :mod:`dpkit.report.sandbox`).
     overwrite
-        Replace a non-empty ``out_dir`` as a whole: the new report folder is swapped in
+        Replace an existing report folder (one holding only a report's files; any other file
+        is refused) as a whole: the new report folder is swapped in
         atomically and the old folder, with every file in it, is removed. A kill leaves the old
         report or the new one, never a mix.
     plots

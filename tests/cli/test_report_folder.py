@@ -95,7 +95,7 @@ KILL_POINTS = {
 def test_a_killed_force_leaves_the_old_report_or_the_new_one_and_the_next_run_cleans_up(tmp_path, doc, point):
     out = tmp_path / "rep"
     assert _finish(_dpkit(*REPORT, str(doc), "--out", str(out)))[0] == 0
-    (out / "old-plot.png").write_text("a file of the old report only")
+    (out / "doc9_training.png").write_text("a file of the old report only")
     old = {p.name: p.read_bytes() for p in out.iterdir()}
     no_exchange, patch = KILL_POINTS[point]
     child = textwrap.dedent("""
@@ -113,7 +113,7 @@ def test_a_killed_force_leaves_the_old_report_or_the_new_one_and_the_next_run_cl
     if out.exists():
         names = {p.name for p in out.iterdir()}
         assert names in (set(old), {"references.bib", "report.json", "report.md"}), names
-        if "old-plot.png" in names:
+        if "doc9_training.png" in names:
             assert {p.name: p.read_bytes() for p in out.iterdir()} == old
     else:  # killed between the two renames: the old report waits aside under a recognisable name
         assert point == "between-renames"
