@@ -7,7 +7,7 @@ Example::
     dpkit report run.json audit.json --out my-report
 
 writes ``report.md``, ``report.json``, ``references.bib`` and PNG plots into ``my-report``
-(a new or empty directory; ``--force`` allows a non-empty one) and prints where they are. The
+(a new or empty directory; ``--force`` replaces an existing report folder as a whole) and prints where they are. The
 files appear together (written beside the directory, then renamed into place). Unless
 ``--no-rerun``, the documents' commands are re-executed, each in a child process (stdin closed,
 a time limit, a fresh temporary directory); code a document names runs only for modules the
@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--rerun-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit of each rerun (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--no-plots", dest="plots", action="store_false", help="do not draw PNG plots")
-    parser.add_argument("--force", action="store_true", help="allow writing into a non-empty directory")
+    parser.add_argument("--force", action="store_true", help="replace an existing report folder as a whole (atomically; a folder holding other files is refused)")
     parser.add_argument("--target-width", type=float, metavar="W",
                         help="PLD profiles: refine the grid until each certified epsilon interval is at most W wide")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")

@@ -6,11 +6,15 @@
   ``os.replace``\\ d onto the target instead (atomic: a reader, or a kill, sees the old file or
   the new one, never a mix).
 * :func:`install_folder` renames a finished folder onto a name that must not exist (atomic);
-  with ``force=True`` an existing folder is first renamed aside, the new one renamed in, and
-  the old one removed, so a kill leaves the old folder or the new one (possibly beside a
-  recognisable temporary name, removed by the next run).
+  with ``force=True`` an existing folder is swapped with the new one in a single
+  ``renameat2(RENAME_EXCHANGE)`` (Linux), then the old one, now under the temporary name, is
+  removed: at every instant the target is wholly the old folder or wholly the new one. Where
+  the exchange is unsupported the old folder is renamed aside to ``.dpkit-old-<pid>-<random>-
+  <name>`` and the new one renamed in; a kill between those two renames leaves the target
+  missing and the old folder aside, and the next run in that folder renames it back.
 * Temporary names are ``.dpkit-tmp-<pid>-<random>-<name>``; :func:`remove_stale` deletes those
-  whose owning process is dead (every writer calls it on its folder first).
+  whose owning process is dead, and restores (or, when the target exists again, deletes) their
+  ``.dpkit-old-`` folders (every writer calls it on its folder first).
 * Files get mode ``0o666 & ~umask`` and folders ``0o777 & ~umask``, as ``open``/``mkdir`` would.
 """
 
@@ -22,12 +26,14 @@ import os
 import re
 import secrets
 import shutil
+import sys
 from pathlib import Path
 
-__all__ = ["TEMP_PREFIX", "install_folder", "new_temp_folder", "remove_stale", "temp_name", "write_new"]
+__all__ = ["ASIDE_PREFIX", "TEMP_PREFIX", "install_folder", "new_temp_folder", "remove_stale", "temp_name", "write_new"]
 
 TEMP_PREFIX = ".dpkit-tmp-"
-_TEMP = re.compile(r"^\.dpkit-tmp-(\d+)-[0-9a-f]+-")
+ASIDE_PREFIX = ".dpkit-old-"
+_TEMP = re.compile(r"^\.dpkit-(tmp|old)-(\d+)-[0-9a-f]+-(.*)$", re.DOTALL)
 
 
 def _umask() -> int:
@@ -36,10 +42,10 @@ def _umask() -> int:
     return mask
 
 
-def temp_name(target: str | os.PathLike[str]) -> Path:
+def temp_name(target: str | os.PathLike[str], prefix: str = TEMP_PREFIX) -> Path:
     """A fresh temporary path beside ``target``: ``.dpkit-tmp-<pid>-<random>-<name>``."""
     path = Path(target)
-    return path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}-{path.name}"[:255])
+    return path.with_name(f"{prefix}{os.getpid()}-{secrets.token_hex(4)}-{path.name}"[:255])
 
 
 def _alive(pid: int) -> bool:
@@ -55,16 +61,26 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale(folder: str | os.PathLike[str]) -> list[Path]:
-    """Remove the temporary files and folders in ``folder`` left by dead ``dpkit`` processes; returns them."""
+    """Remove the temporary files and folders in ``folder`` left by dead ``dpkit`` processes; returns them.
+
+    A ``.dpkit-old-`` folder (an old folder set aside by a ``--force`` that was killed before
+    the new one was renamed in) is renamed back onto its name if that name is free again.
+    """
     removed = []
     try:
-        entries = list(os.scandir(folder))
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name.startswith(ASIDE_PREFIX))
     except OSError:
         return removed
-    for entry in entries:
+    for entry in entries:  # the .dpkit-tmp- ones first: an unfinished new folder never beats an old one
         match = _TEMP.match(entry.name)
-        if match is None or _alive(int(match.group(1))):
+        if match is None or _alive(int(match.group(2))):
             continue
+        if match.group(1) == "old" and len(entry.name) < 255:
+            original = os.path.join(folder, match.group(3))
+            with contextlib.suppress(OSError):
+                if not os.path.lexists(original):
+                    os.rename(entry.path, original)
+                    continue
         with contextlib.suppress(OSError):
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path)
@@ -134,7 +150,30 @@ def install_folder(built: str | os.PathLike[str], target: str | os.PathLike[str]
                 raise FileExistsError(errno.EEXIST, "exists and is not empty (another run may have just written "
                                       "it); pass --force to replace it", os.fspath(target)) from None
             raise
-    aside = temp_name(target)
+    if _exchange(built, target):  # built now holds the old folder
+        shutil.rmtree(built, ignore_errors=True)
+        return
+    aside = temp_name(target, ASIDE_PREFIX)
     os.rename(target, aside)
     os.rename(built, target)
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two existing paths atomically with Linux's ``renameat2(RENAME_EXCHANGE)``; ``False`` if unsupported."""
+    if not sys.platform.startswith("linux") or os.environ.get("DPKIT_NO_RENAME_EXCHANGE"):
+        return False
+    import ctypes  # only where a folder is replaced
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # a libc without renameat2 (glibc < 2.28, musl < 1.2.?)
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):  # old kernel or file system
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(second))

@@ -1,7 +1,7 @@
 """Reproducibility reports: provenance, Markdown/JSON/BibTeX reports and plots from dpkit's JSON outputs.
 
 :func:`write_report` is the entry point (used by ``dpkit report`` and ``dpkit demo``): it reads
-the JSON documents that ``dpkit epsilon|calibrate|train|audit --json`` print, reruns them if
+the JSON documents that ``dpkit epsilon|calibrate|train|audit|dpsgd --json`` print, reruns them if
 asked, and writes ``report.md``, ``report.json``, ``references.bib`` and PNG plots into a
 directory.
 """
@@ -12,17 +12,18 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from dpkit.commands.files import install_folder, new_temp_folder
 from dpkit.report.bibliography import keys_for, render_bibtex
 from dpkit.report.builder import MALFORMED, build_report as _build
 from dpkit.report.document import Document, as_document, load_document
 from dpkit.report.markdown import render_markdown
-from dpkit.report.plots import write_plots
+from dpkit.report.plots import PLOT_FILES, write_plots
 from dpkit.report.sandbox import RerunPolicy
 
 __all__ = ["Document", "ReportResult", "RerunPolicy", "build_report", "keys_for", "load_document", "render_bibtex",
@@ -101,16 +102,23 @@ PLOT_EXTRA_HINT = "matplotlib is not installed; install the plot extra for PNG p
 """Why plots are missing when matplotlib is not installed (the report is written without them)."""
 
 
+def _report_file(name: str) -> bool:
+    """Whether ``name`` is a file a report writes (text files, plots, ``docN_`` plots)."""
+    return name in REPORT_FILES.values() or re.sub(r"^doc\d+_", "", name) in PLOT_FILES.values()
+
+
 def check_out_dir(out_dir: str | Path, overwrite: bool = False) -> Path:
     """Check, before any slow work, that a report can be written to ``out_dir``.
 
-    ``out_dir`` must be a new or empty directory (non-empty only with ``overwrite``) whose
-    nearest existing ancestor is a writable directory.
+    ``out_dir`` must be a new or empty directory whose nearest existing ancestor is a writable
+    directory; with ``overwrite`` it may also be a report folder (holding only a report's own
+    files: ``overwrite`` replaces the folder as a whole, so a user's other files are never in it).
 
     Raises
     ------
     ValueError
-        ``out_dir`` is a file, is not empty without ``overwrite``, or lies under a file.
+        ``out_dir`` is a file, is not empty without ``overwrite``, holds files that are not a
+        report's, or lies under a file.
     PermissionError
         The directory that would hold it is not writable (the error names it).
     """
@@ -118,8 +126,14 @@ def check_out_dir(out_dir: str | Path, overwrite: bool = False) -> Path:
     if out.exists() or out.is_symlink():
         if not out.is_dir():
             raise ValueError(f"out_dir {str(out)!r} exists and is not a directory")
-        if any(out.iterdir()) and not overwrite:
+        names = sorted(entry.name for entry in out.iterdir())
+        if names and not overwrite:
             raise ValueError(f"out_dir {str(out)!r} is not empty; choose a new directory or allow overwriting (--force)")
+        foreign = [name for name in names if not _report_file(name)]
+        if foreign:  # --force replaces the folder as a whole: only ever a report's own files
+            raise ValueError(f"out_dir {str(out)!r} holds files that are not a dpkit report's ({foreign[0]!r}"
+                             f"{f' and {len(foreign) - 1} more' if len(foreign) > 1 else ''}); --force replaces only "
+                             "a report folder: choose a new directory")
         target = out
     else:
         target = out.absolute().parent
@@ -143,14 +157,16 @@ def write_report(
 ) -> ReportResult:
     """Write ``report.md``, ``report.json``, ``references.bib`` and PNG plots into ``out_dir``.
 
-    The files are written into a temporary directory beside ``out_dir`` and renamed into place
-    at the end, so ``out_dir`` never holds a half-written report; when two writers race for the
-    same new directory, the second fails with a ``FileExistsError`` that names it.
+    The files are written into a temporary folder beside ``out_dir`` (``.dpkit-tmp-<pid>-...``)
+    and renamed onto ``out_dir`` at the end (see :mod:`dpkit.commands.files`), so ``out_dir``
+    never holds a half-written report; of concurrent writers to the same new directory exactly
+    one succeeds, the others fail with a ``FileExistsError`` that names it. Files and folders
+    follow the umask.
 
     Parameters
     ----------
     documents
-        The JSON documents printed by ``dpkit epsilon|calibrate|train|audit --json``: paths,
+        The JSON documents printed by ``dpkit epsilon|calibrate|train|audit|dpsgd --json``: paths,
         parsed dicts or :class:`Document` objects (at least one).
     out_dir
         Directory to write into; created (with its parents) if missing. An existing non-empty
@@ -162,8 +178,10 @@ def write_report(
         module:function``) only if ``policy`` trusts the module; other reruns are skipped and
         the report says how to allow them (see :mod:`dpkit.report.sandbox`).
     overwrite
-        Allow writing into a non-empty directory (files of the same name are replaced, each
-        atomically).
+        Replace an existing report folder (one holding only a report's files; any other file
+        is refused) as a whole: the new report folder is swapped in
+        atomically and the old folder, with every file in it, is removed. A kill leaves the old
+        report or the new one, never a mix.
     plots
         Draw the PNG plots (needs matplotlib, the ``plot`` extra; without it the report is
         written without plots and ``skipped_plots`` says why).
@@ -185,14 +203,14 @@ def write_report(
     out = check_out_dir(out_dir, overwrite)
     report = _build(docs, rerun=rerun, policy=policy)
     out.absolute().parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.absolute().parent))
+    tmp = new_temp_folder(out)
     try:
         try:
             drawn, skipped = _render(report, tmp, plots)
         except MALFORMED as error:
             raise ValueError(f"cannot write the report: a document is malformed ({type(error).__name__}: "
                              f"{(str(error).splitlines() or [''])[0]})") from None
-        _move_into_place(tmp, out, overwrite)
+        install_folder(tmp, out, force=overwrite)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -229,20 +247,3 @@ def _render(report: dict[str, Any], tmp: Path, plots: bool) -> tuple[dict[str, s
                                             encoding="utf-8")
     (tmp / REPORT_FILES["bibtex"]).write_text(render_bibtex(report["references"]), encoding="utf-8")
     return drawn, skipped
-
-
-def _move_into_place(tmp: Path, out: Path, overwrite: bool) -> None:
-    """Rename the finished ``tmp`` directory to ``out`` (atomic); into a non-empty ``out`` only with ``overwrite``."""
-    try:
-        os.rename(tmp, out)  # POSIX: also replaces an *empty* directory; fails on a non-empty one
-        return
-    except OSError as error:
-        if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR, errno.EACCES, errno.EPERM):
-            raise
-        if not out.is_dir():
-            raise
-        if any(out.iterdir()) and not overwrite:
-            raise FileExistsError(errno.EEXIST, "another writer created it, or it is no longer empty; nothing was "
-                                  "written (rerun with a new directory)", str(out)) from None
-    for item in sorted(tmp.iterdir()):  # overwrite: each file replaced atomically
-        os.replace(item, out / item.name)

@@ -126,6 +126,15 @@ def _document_report(doc: Document, rerun: bool, baselines: dict[str, dict],
         entry["neighbouring"] = None
         entry["privacy_unit"] = privacy_unit(doc, "")
         audits.append({**payload, "mechanism_name": doc.config.get("mechanism")})
+    elif doc.command == "dpsgd":  # its own statement: the accountants ran in the command (and in the rerun)
+        entry["neighbouring"] = "add-remove"
+        entry["privacy_unit"] = privacy_unit(doc, "add-remove") + (
+            f"; user-level rows: a user contributes at most {payload['max_examples_per_user']} examples"
+            if payload.get("max_examples_per_user") else "")
+        entry["analyses"] = analyses(doc)
+        accountings += [a for a in entry["analyses"] if a.get("references")]
+        events.append({"kind": "poisson_sampled", "rate": float(payload["sampling_rate"]),
+                       "event": {"kind": "gaussian", "sigma": float(payload["noise_multiplier"]), "sensitivity": 1.0}})
     else:
         delta = 0.0 if payload["delta"] is None else float(payload["delta"])  # None: a non-private run
         shown_delta = delta if 0.0 < delta < 1.0 else PURE_DP_DELTA
@@ -179,6 +188,11 @@ def _result_fields(doc: Document) -> dict[str, Any]:
                 "calibration method": p.get("calibration_method")}
     if doc.command == "epsilon":
         return {"privacy event": p["event"]}
+    if doc.command == "dpsgd":
+        return {"DP-SGD": f"{p['examples']} examples, {p['batch']} per batch, {p['epochs']:g} epochs, "
+                          f"{p['steps']} steps at sampling rate {p['sampling_rate']:.6g}",
+                "noise multiplier": p["noise_multiplier"], "microbatching": p.get("microbatching"),
+                "delta": p["delta"]}
     if doc.command == "train":
         guarantee, claim, config = p["guarantee"], p["paper_claim"], p["config"]
         fields = {"algorithm": p["algorithm"], "variant": p["variant"], "data": config.get("data"),

@@ -21,6 +21,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "train": ("algorithm", "variant", "accuracy", "delta", "guarantee", "paper_claim", "extra_guarantees", "ledger",
               "config"),
     "audit": ("epsilon_lower_bound", "violation", "claimed_epsilon", "claimed_delta", "confidence", "samples", "method"),
+    "dpsgd": ("examples", "batch", "epochs", "delta", "sampling_rate", "steps", "noise_multiplier"),
 }
 ENVELOPE_FIELDS = ("command", "argv", "config", "config_hash", "environment")
 
@@ -98,7 +99,7 @@ def document_from_dict(data: Any, source: str = "<dict>") -> Document:
     if not isinstance(envelope, Mapping):
         raise ValueError(
             f"{source}: not a dpkit JSON document (no \"dpkit\" provenance block); "
-            "create it with `dpkit epsilon|calibrate|train|audit ... --json > FILE.json`"
+            "create it with `dpkit epsilon|calibrate|train|audit|dpsgd ... --json > FILE.json`"
         )
     missing = [field for field in ENVELOPE_FIELDS if field not in envelope]
     if missing:
@@ -118,6 +119,10 @@ def document_from_dict(data: Any, source: str = "<dict>") -> Document:
         raise ValueError(f"{source}: a {command} document needs the fields {missing}")
     if command == "train":
         _check_train(data, source)
+    if command == "dpsgd" and not all(isinstance(data.get(name), Mapping) for name in ("poisson", "shuffled")) \
+            and not all(isinstance(data.get(name), Mapping) for name in ("rdp", "pld")):
+        raise ValueError(f"{source}: a dpsgd document needs \"poisson\" and \"shuffled\" (a privacy statement) or "
+                         "\"rdp\" and \"pld\" (a calibrated noise multiplier)")
     return Document(source=source, command=command, payload=data)
 
 

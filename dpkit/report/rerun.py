@@ -24,6 +24,10 @@ RERUN_FIELDS: dict[str, tuple[str, ...]] = {
     "train": ("accuracy", "agent_accuracies", "iterations", "epsilon_corrected", "guarantee.accountant",
               "guarantee.ledger_hash", "epsilon_paper", "paper_claim.valid"),
     "audit": ("epsilon_lower_bound", "violation", "p_value"),
+    "dpsgd": ("noise_multiplier", "sampling_rate", "steps", "poisson.epsilon_rdp", "poisson.epsilon_pld",
+              "poisson.epsilon_pld_lower", "shuffled.epsilon_once_per_epoch", "user_level.epsilon_rdp",
+              "user_level.delta_rdp", "user_level.epsilon_once_per_epoch", "user_level.delta_once_per_epoch",
+              "rdp.noise_multiplier", "rdp.epsilon", "pld.noise_multiplier", "pld.epsilon"),
 }
 
 #: Longest error message a rerun check keeps (characters).
@@ -38,7 +42,7 @@ RERUN_RTOL = 1e-9
 
 
 #: Commands a report reruns; ``report`` and ``demo`` (which write files) are never rerun.
-RERUNNABLE = ("epsilon", "calibrate", "train", "audit")
+RERUNNABLE = ("epsilon", "calibrate", "train", "audit", "dpsgd")
 
 #: Options whose value is a path dpkit writes to: removed from a recorded argv (exact spelling
 #: only; the parser refuses abbreviations) and refused if they survive.

@@ -41,7 +41,39 @@ def analyses(doc: Document) -> list[dict[str, Any]]:
         return [{"analysis": r["accountant"], "role": "certified", **r} for r in payload["results"]]
     if doc.command in ("epsilon", "calibrate"):
         return [{"analysis": "reported", "role": "certified", **{k: payload.get(k) for k in RESULT_KEYS}}]
+    if doc.command == "dpsgd":
+        return dpsgd_analyses(payload)
     return []
+
+
+def dpsgd_analyses(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a ``dpkit dpsgd`` document: certified ε under Poisson sampling (RDP, PLD) and for any
+    data order (each example once per epoch), the shuffled-batch number papers report (an ``assumption``,
+    not a proven bound), the user-level rows, or the calibrated noise multipliers."""
+    delta = payload["delta"]
+    if "poisson" not in payload:  # --epsilon: a calibrated noise multiplier per accountant
+        return [{"analysis": f"noise multiplier {payload[name]['noise_multiplier']:.6g} (Poisson sampling)",
+                 "role": "certified", "epsilon": payload[name]["epsilon"], "delta": delta, "accountant": name,
+                 "method": "smallest noise multiplier meeting the target epsilon, re-checked", "references": []}
+                for name in ("rdp", "pld")]
+    poisson, shuffled = payload["poisson"], payload["shuffled"]
+    rows = [{"analysis": f"Poisson sampling ({name})", "role": "certified",
+             **{k: poisson[name].get(k) for k in RESULT_KEYS}} for name in ("rdp", "pld")]
+    rows.append({"analysis": "shuffled batches, as papers report", "role": "assumption",
+                 "epsilon": shuffled["epsilon_reported_in_papers"], "delta": delta, "accountant": None,
+                 "method": shuffled["assumption"], "references": []})
+    rows.append({"analysis": "any data order (once per epoch)", "role": "certified",
+                 "epsilon": shuffled["epsilon_once_per_epoch"], "delta": delta, "accountant": "analytic",
+                 "method": shuffled["once_per_epoch"], "references": []})
+    user = payload.get("user_level")
+    if isinstance(user, Mapping):
+        k = payload.get("max_examples_per_user")
+        for name, label in (("rdp", "Poisson sampling (rdp)"), ("once_per_epoch", "any data order")):
+            rows.append({"analysis": f"user level, {k} examples per user: {label}", "role": "certified",
+                         "epsilon": user[f"epsilon_{name}"], "delta": user[f"delta_{name}"],
+                         "accountant": "rdp" if name == "rdp" else "analytic", "method": user.get("method"),
+                         "references": []})
+    return rows
 
 
 _EVENT_NAMES = {

@@ -475,9 +475,16 @@ def test_cli_refuses_non_empty_directory_and_prints_paths(docs, tmp_path):
     status, _, err = run_cli(["report", str(docs["calibrate"]), "--out", str(out), "--no-rerun"])
     assert status == 2 and "not empty" in err
     assert (out / "mine.txt").read_text() == "user data" and len(list(out.iterdir())) == 1
+    status, _, err = run_cli(["report", str(docs["calibrate"]), "--out", str(out), "--no-rerun", "--force"])
+    assert status == 2 and "mine.txt" in err  # --force replaces the whole folder: only a report's own
+    assert (out / "mine.txt").read_text() == "user data" and len(list(out.iterdir())) == 1
+    (out / "mine.txt").unlink()
+    (out / "report.md").write_text("an older report")
+    (out / "doc1_training.png").write_bytes(b"an older plot")
     status, stdout, _ = run_cli(["report", str(docs["calibrate"]), "--out", str(out), "--no-rerun", "--force",
                                  "--no-plots", "--json"])
     assert status == 0
+    assert sorted(p.name for p in out.iterdir()) == ["references.bib", "report.json", "report.md"]
     result = json.loads(stdout)
     assert Path(result["markdown"]).is_file() and result["rerun_matched"] is None
     assert result["dpkit"]["command"] == "report"
