@@ -36,13 +36,7 @@ Defaults of the corrected variant (data-independent)
 * rounds T = 10: exact ADMM needs few rounds, every round costs the same noise (z grows as √T)
   and a Newton solve.
 
->>> from dpkit.algorithms.substrate.budget import Budget
->>> from dpkit.algorithms.substrate.data import make_synthetic
->>> from dpkit.algorithms.substrate.partition import partition
->>> data = make_synthetic(400, 5, rng=0)
->>> result = train_admm_pvp(partition(data, 4, rng=0), data, budget=Budget(1.0, 1e-5), iterations=5, rng=0)
->>> result.guarantee.epsilon <= 1.0, result.ledger.draws(3)
-(True, 5)
+Examples: ``docs/algorithms/dp-admm.md`` (doctested).
 """
 
 from __future__ import annotations

@@ -63,16 +63,7 @@ Paper variant defaults: T = 30, η = 0.5, β = 10^-3.5, splits = 0.001, ε_i3 = 
 Notation: the paper's c₁ bounds ℓ″ (1/4 for the logistic loss): the loss object's ``c3``; the
 gradient bound |ℓ′| ≤ 1 is the loss's ``c1``.
 
-Examples
---------
->>> from dpkit.algorithms.substrate.budget import Budget
->>> from dpkit.algorithms.substrate.data import make_synthetic
->>> from dpkit.algorithms.substrate.graphs import ring
->>> from dpkit.algorithms.substrate.partition import partition
->>> data = make_synthetic(2000, 3, rng=0)
->>> result = train_pp_admm(partition(data, 4, rng=0), ring(4), budget=Budget(1.0, 1e-5), iterations=5, rng=0)
->>> 0.99 <= result.guarantee.epsilon <= 1.0, result.ledger.draws(0)
-(True, 5)
+Examples: ``docs/algorithms/pp-admm.md`` (doctested).
 """
 
 from __future__ import annotations
