@@ -47,10 +47,10 @@ import numpy as np
 
 from dpkit._validation import check_integer, check_nonnegative, check_positive, check_rng
 from dpkit.accounting.events import GaussianEvent, repeat
-from dpkit.algorithms.substrate.admm_loops import check_parts, exact_local_step, round_recorder, star_loop
+from dpkit.algorithms.substrate.admm_loops import exact_local_step, round_recorder, star_loop
 from dpkit.algorithms.substrate.budget import Budget, calibrate_noise
 from dpkit.algorithms.substrate.data import Dataset
-from dpkit.algorithms.dp_admm.steps import iteration_epsilon, release_step, theorem1_multiplier
+from dpkit.algorithms.dp_admm.steps import check_star_run, iteration_epsilon, release_step, theorem1_multiplier
 from dpkit.algorithms.substrate.evaluation import Evaluator
 from dpkit.algorithms.substrate.losses import L2, Logistic
 from dpkit.algorithms.substrate.result import PaperClaim, TrainingResult, finish
@@ -89,13 +89,7 @@ def train_admm_pvp(
     ``graph`` must be None (star); ``rho``, ``lam`` (λ/n) and ``iterations`` default per variant;
     ``beta`` is the local solver's gradient-norm tolerance.
     """
-    parts = check_parts(parts)
-    if graph is not None:
-        raise ValueError("graph must be None: ADMM-PVP runs on a star (agents and an aggregator)")
-    if not isinstance(budget, Budget):
-        raise TypeError(f"budget must be a Budget, got budget={budget!r}")
-    if variant not in SPEC.variants:
-        raise ValueError(f"variant must be one of {SPEC.variants}, got variant={variant!r}")
+    parts = check_star_run(parts, graph, budget, variant, SPEC.variants, "ADMM-PVP")
     paper = variant == "paper"
     sizes = np.array([p.n for p in parts], float)
     n, d = len(parts), parts[0].d
