@@ -35,7 +35,7 @@ _.rho_actual  # mechanisms.erm: the ρ the noise really gives (vs the paper's cl
 _.paper_event  # mechanisms.erm: the paper's claimed event, labelled apart from the true one
 _.output_probabilities  # mechanisms.randomized_response: the exact output law of an input
 _.BELOW  # mechanisms.sparse_vector: names the code 0 of the output alphabet (ABOVE, BELOW, UNANSWERED)
-# commands.algorithm_audits.AuditRecord fields and Planned.quick, read by experiments/seed_audits.py (the page
+# commands.audit.algorithm_audits.AuditRecord fields and Planned.quick, read by experiments/seed_audits.py (the page
 # docs/paper-audits.md) and by the tests of the audits.
 _.expected_violation
 _.as_predicted

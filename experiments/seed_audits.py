@@ -1,7 +1,7 @@
 """Rerun every audit of the papers' privacy claims with :func:`dpkit.audit.audit` and regenerate ``docs/paper-audits.md``.
 
 Every scenario is a small worst-case instance from :mod:`dpkit.algorithms.audit_instances`, run by the
-algorithm's own code. The audits themselves are :mod:`dpkit.commands.algorithm_audits` (the same code
+algorithm's own code. The audits themselves are :mod:`dpkit.commands.audit.algorithm_audits` (the same code
 ``dpkit audit --algorithm`` runs): ``audit_algorithm`` returns an ``AuditRecord`` per audit. ``main()``
 runs its ``PLAN`` (every audited algorithm; the paper's claim and dpkit's corrected calibration) and
 writes ``docs/paper-audits.md`` with :func:`render_markdown`::
@@ -24,7 +24,7 @@ import platform
 import time
 from typing import Any
 
-from dpkit.commands.algorithm_audits import PLAN, AuditRecord, audit_algorithm
+from dpkit.commands.audit.algorithm_audits import PLAN, AuditRecord, audit_algorithm
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -370,6 +370,56 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     (True, True)
     """
     start = time.perf_counter()
+    s = _settings(mechanism, claimed_epsilon, claimed_delta, confidence, samples, executor, sequential, candidates,
+                  selection_fraction, batch_size, assumption, float_events, float_bits)
+    if batch_timeout is not None:
+        batch_timeout = check_positive("batch_timeout", batch_timeout)
+    _check_assumption(s)
+    pair_list = resolve_pairs(pairs)
+    entropy, seed = _entropy(rng)
+    runner = Runner(mechanism, entropy, executor, s.batch_size, progress, batch_timeout, on_estimate)
+    runner.planned = s.total
+    floats = _float_phase(mechanism, s, pair_list, entropy, runner, start, seed)
+    if floats.result is not None:
+        return floats.result
+    plan, chosen, m = _select_events(runner, pair_list, s, floats.total, floats.alpha)
+    if not chosen:  # no event has probability above δ on either input: nothing to confirm
+        return _nothing_selected(s, runner, pair_list, floats.float_check, start, seed)
+    level = floats.alpha / len(chosen)
+    notes: list[str] = []
+    if s.auto:
+        m = _auto_confirmation(chosen[0], s.claimed_epsilon, s.claimed_delta, 1.0 - floats.alpha, len(chosen), m,
+                               (AUTO_MAX_SAMPLES - plan.selection(len(pair_list))) // 2, notes)
+        runner.planned = runner.samples + 2 * m
+    runner.start_phase()
+    confirmation = (_confirm_sequential(runner, s, pair_list, plan, chosen, m, level, notes) if s.sequential
+                    else _confirm_fixed(runner, s, pair_list, plan, chosen, m, level))
+    return _assemble(s, runner, pair_list, chosen, confirmation, notes, floats, level, start, seed)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """The validated arguments of :func:`audit` that its phases read."""
+
+    claimed_epsilon: float
+    claimed_delta: float
+    confidence: float
+    total: int
+    auto: bool
+    k_max: int | None
+    selection_fraction: float
+    batch_size: int
+    sequential: bool
+    assumption: str | None
+    float_events: bool
+    float_bits: bool | None
+
+
+def _settings(mechanism: Any, claimed_epsilon: float, claimed_delta: float, confidence: float,
+              samples: int | str | None, executor: Any, sequential: bool, candidates: int | None,
+              selection_fraction: float, batch_size: int, assumption: str | None, float_events: bool,
+              float_bits: bool | None) -> _Settings:
+    """Validate :func:`audit`'s arguments (one-line errors naming the parameter)."""
     if not callable(mechanism):
         raise TypeError(f"mechanism must be callable as mechanism(database, n, rng), got {mechanism!r}")
     claimed_epsilon = check_nonnegative("claimed_epsilon", claimed_epsilon)
@@ -384,176 +434,219 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     batch_size = check_integer("batch_size", batch_size, minimum=1)
     if executor is not None and not isinstance(executor, concurrent.futures.Executor) and not hasattr(executor, "submit"):
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
-    if batch_timeout is not None:
-        batch_timeout = check_positive("batch_timeout", batch_timeout)
-    if assumption is not None and assumption not in ASSUMPTIONS:
-        raise ValueError(f"assumption must be None or one of {ASSUMPTIONS}, got assumption={assumption!r}")
-    if assumption == "gaussian" and (claimed_delta == 0.0 or sequential):
+    return _Settings(claimed_epsilon, claimed_delta, confidence, total, auto, k_max, selection_fraction, batch_size,
+                     sequential, assumption, float_events, float_bits)
+
+
+def _check_assumption(s: _Settings) -> None:
+    """``assumption`` is ``None`` or ``"gaussian"``, the latter with δ > 0 in fixed-sample mode."""
+    if s.assumption is not None and s.assumption not in ASSUMPTIONS:
+        raise ValueError(f"assumption must be None or one of {ASSUMPTIONS}, got assumption={s.assumption!r}")
+    if s.assumption == "gaussian" and (s.claimed_delta == 0.0 or s.sequential):
         raise ValueError("assumption='gaussian' needs claimed_delta > 0 (a Gaussian curve is never (eps, 0)-DP) "
-                         f"and sequential=False, got claimed_delta={claimed_delta}, sequential={sequential}")
-    pair_list = resolve_pairs(pairs)
-    entropy, seed = _entropy(rng)
-    alpha = 1.0 - confidence
-    runner = Runner(mechanism, entropy, executor, batch_size, progress, batch_timeout, on_estimate)
-    runner.planned = total
+                         f"and sequential=False, got claimed_delta={s.claimed_delta}, sequential={s.sequential}")
 
-    tests = 1
-    float_check = None
-    if float_events:
-        float_budget = min(max(total // 100, _FLOAT_MIN_PER_INPUT * 2 * len(pair_list)), _FLOAT_CAP)
-        if total - float_budget < minimum_samples(len(pair_list), selection_fraction):
-            raise ValueError(f"samples={total} is too small for float_events=True with {len(pair_list)} pairs: need "
-                             f"at least {float_budget + minimum_samples(len(pair_list), selection_fraction)}")
-        reach = float_reachability(mechanism, pair_list, samples=float_budget,
-                                   rng=np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(3,))))
-        float_check = _float_check_summary(reach)
-        total -= float_budget
-        runner.samples += float_budget
-        if reach.analysed:  # two tests of one claim: each gets α/2, so a true claim is flagged with probability ≤ α
-            alpha /= 2.0
-            tests = 2
-            if reach.witness is not None:  # the best of 2 directions of every pair: Bonferroni over them
-                result = _float_result(reach.witness, pair_list, float_budget, start, claimed_epsilon, claimed_delta,
-                                       confidence, alpha / (2 * len(pair_list)), seed)
-                if result.violation:  # otherwise the frequency audit below may still refute the claim
-                    return dataclasses.replace(result, float_check=float_check)
 
-    # 1. selection
+@dataclasses.dataclass(frozen=True)
+class _FloatPhase:
+    """What the floating-point replay check leaves: the budget and error level for the frequency
+    audit, the number of tests sharing α, the check's summary and, on a refutation, the result."""
+
+    total: int
+    alpha: float
+    tests: int
+    float_check: str | None
+    result: AuditResult | None
+
+
+def _float_phase(mechanism: Any, s: _Settings, pair_list: list[Any], entropy: int, runner: Runner, start: float,
+                 seed: Any) -> _FloatPhase:
+    """``float_events=True``: look by replay for outputs unreachable on the other input, on 1 % of
+    the budget (:mod:`dpkit.audit.float_events`); a refutation ends the audit."""
+    total, alpha = s.total, 1.0 - s.confidence
+    if not s.float_events:
+        return _FloatPhase(total, alpha, 1, None, None)
+    float_budget = min(max(total // 100, _FLOAT_MIN_PER_INPUT * 2 * len(pair_list)), _FLOAT_CAP)
+    if total - float_budget < minimum_samples(len(pair_list), s.selection_fraction):
+        raise ValueError(f"samples={total} is too small for float_events=True with {len(pair_list)} pairs: need "
+                         f"at least {float_budget + minimum_samples(len(pair_list), s.selection_fraction)}")
+    reach = float_reachability(mechanism, pair_list, samples=float_budget,
+                               rng=np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(3,))))
+    float_check = _float_check_summary(reach)
+    total -= float_budget
+    runner.samples += float_budget
+    if not reach.analysed:
+        return _FloatPhase(total, alpha, 1, float_check, None)
+    alpha /= 2.0  # two tests of one claim: each gets α/2, so a true claim is flagged with probability ≤ α
+    result = None
+    if reach.witness is not None:  # the best of 2 directions of every pair: Bonferroni over them
+        result = _float_result(reach.witness, pair_list, float_budget, start, s.claimed_epsilon, s.claimed_delta,
+                               s.confidence, alpha / (2 * len(pair_list)), seed)
+        # otherwise the frequency audit may still refute the claim
+        result = dataclasses.replace(result, float_check=float_check) if result.violation else None
+    return _FloatPhase(total, alpha, 2, float_check, result)
+
+
+def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: int,
+                   alpha: float) -> tuple[_Plan, list[Candidate], int]:
+    """Phase 1: select events on the selection sample, re-score the shortlist on held-out
+    outputs, choose the ``K`` to confirm. Returns the plan, the chosen events and the
+    confirmation outputs per input that selection and validation left."""
     spent_before = runner.samples
-    plan = _plan(_AUTO_SELECTION if auto else total, len(pair_list), selection_fraction)
+    plan = _plan(_AUTO_SELECTION if s.auto else total, len(pair_list), s.selection_fraction)
     remaining = total - plan.selection(len(pair_list))
     if remaining < 2:
         raise ValueError(f"samples={total} leaves nothing for confirmation")
-    z = float(stats.norm.isf(alpha / (2 * (k_max or 1))))
-    objective = "mu" if assumption == "gaussian" else "epsilon"
-    shortlist = _shortlist(_selection(runner, pair_list, plan, claimed_delta, remaining // 2, z, objective,
-                                      bits=bool(float_events if float_bits is None else float_bits)
-                                      and assumption is None))
+    z = float(stats.norm.isf(alpha / (2 * (s.k_max or 1))))
+    objective = "mu" if s.assumption == "gaussian" else "epsilon"
+    bits = bool(s.float_events if s.float_bits is None else s.float_bits) and s.assumption is None
+    shortlist = _shortlist(_selection(runner, pair_list, plan, s.claimed_delta, remaining // 2, z, objective,
+                                      bits=bits))
     if plan.validate > 0 and len(shortlist) > 1:
-        validated = _validate(runner, pair_list, shortlist, plan.validate, claimed_delta, remaining // 2, z, objective)
+        validated = _validate(runner, pair_list, shortlist, plan.validate, s.claimed_delta, remaining // 2, z,
+                              objective)
         shortlist = validated if any(math.isfinite(c.predicted) for c in validated) else shortlist
-    chosen = _choose(shortlist, k_max or _adaptive_k(shortlist))
-    if not chosen:  # no event has probability above δ on either input: nothing to confirm
-        return AuditResult(0.0, False, 1.0, {"note": "no event had a selection frequency above claimed_delta"},
-                           int(runner.samples), time.perf_counter() - start, claimed_epsilon, claimed_delta,
-                           confidence, seed, "select-then-confirm: nothing selected", 0,
-                           ("no candidate event; the bound 0 is trivially valid", *_float_notes(float_check),
-                            *_pair_notes(pair_list)),
-                           assumption=GAUSSIAN_ASSUMPTION if assumption else None, float_check=float_check)
-    k = len(chosen)
-    level = alpha / k
-    m = (total - (runner.samples - spent_before)) // 2  # all that selection and validation left
-    notes: list[str] = []
-    if auto:
-        m = _auto_confirmation(chosen[0], claimed_epsilon, claimed_delta, 1.0 - alpha, k, m,
-                               (AUTO_MAX_SAMPLES - plan.selection(len(pair_list))) // 2, notes)
-        runner.planned = runner.samples + 2 * m
+    chosen = _choose(shortlist, s.k_max or _adaptive_k(shortlist))
+    return plan, chosen, (total - (runner.samples - spent_before)) // 2
+
+
+def _nothing_selected(s: _Settings, runner: Runner, pair_list: list[Any], float_check: str | None, start: float,
+                      seed: Any) -> AuditResult:
+    """The result when no event has probability above δ on either input: the trivial bound 0."""
+    return AuditResult(0.0, False, 1.0, {"note": "no event had a selection frequency above claimed_delta"},
+                       int(runner.samples), time.perf_counter() - start, s.claimed_epsilon, s.claimed_delta,
+                       s.confidence, seed, "select-then-confirm: nothing selected", 0,
+                       ("no candidate event; the bound 0 is trivially valid", *_float_notes(float_check),
+                        *_pair_notes(pair_list)),
+                       assumption=GAUSSIAN_ASSUMPTION if s.assumption else None, float_check=float_check)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Confirmation:
+    """Counts and bounds of the chosen events on the fresh confirmation outputs."""
+
+    counts: np.ndarray  # (K, 2) counts on (pair.first, pair.second)
+    used: int  # outputs per input
+    bounds: list[float]
+    p_values: list[float]
+    p1_lower: list[float]
+    p2_upper: list[float]
+    method: str
+    stopping: int | None
+
+
+def _confirm_fixed(runner: Runner, s: _Settings, pair_list: list[Any], plan: _Plan, chosen: list[Candidate],
+                   m: int, level: float) -> _Confirmation:
+    """Phase 2: count all chosen events on the same ``m`` fresh outputs per input of their pair;
+    one-sided Clopper–Pearson at ``level`` (or the μ-GDP bound under the Gaussian assumption)."""
     pi = chosen[0].pair_index
     pair = pair_list[pi]
     events = [c.event for c in chosen]
-    runner.start_phase()
+    counts = np.zeros((len(chosen), 2), dtype=np.int64)
+    counts[:, 0] = runner.count(pair.first, m, (_CONFIRM, pi, 0), events)
+    counts[:, 1] = runner.count(pair.second, m, (_CONFIRM, pi, 1), events)
+    bounds, pvals, p1s, p2s = [], [], [], []
+    eps, delta = s.claimed_epsilon, s.claimed_delta
+    for j, c in enumerate(chosen):
+        a, b = _oriented(c, counts[j])
+        if s.assumption == "gaussian":
+            bounds.append(gaussian_epsilon_lower_bound(a, m, b, m, delta, level))
+            pvals.append(gaussian_claim_p_value(a, m, b, m, eps, delta, alpha_cap=level))
+        else:
+            bounds.append(epsilon_lower_bound(a, m, b, m, delta, level))
+            pvals.append(claim_p_value(a, m, b, m, eps, delta, alpha_cap=level))
+        p1s.append(cp_lower(a, m, level / 2))
+        p2s.append(cp_upper(b, m, level / 2))
+    route = ("mu-GDP bound Phi^-1(p1_lower) - Phi^-1(p2_upper) turned into epsilon at claimed_delta (Gaussian "
+             "trade-off assumption)" if s.assumption else "ln((p1_lower - delta)/p2_upper)")
+    k = len(chosen)
+    method = (f"select-then-confirm: events chosen on {plan.screen} outputs per input of each of {len(pair_list)} "
+              f"pairs (+{plan.refine} streamed for the best {plan.refined}, the best {_VALIDATED_EVENTS} "
+              f"re-scored on {plan.validate} held-out outputs), confirmed on {m} fresh outputs per "
+              f"input of pair {pair.label!r}; one-sided Clopper-Pearson; {route}"
+              + (f"; Bonferroni over {k} candidates" if k > 1 else ""))
+    return _Confirmation(counts, m, bounds, pvals, p1s, p2s, method, None)
 
-    # 2. confirmation (all chosen events on the same fresh outputs of one pair)
-    counts = np.zeros((k, 2), dtype=np.int64)  # counts on (pair.first, pair.second)
-    stopping: int | None = None
-    if not sequential:
-        counts[:, 0] = runner.count(pair.first, m, (_CONFIRM, pi, 0), events)
-        counts[:, 1] = runner.count(pair.second, m, (_CONFIRM, pi, 1), events)
-        used = m
-        bounds, pvals, p1s, p2s = [], [], [], []
+
+def _confirm_sequential(runner: Runner, s: _Settings, pair_list: list[Any], plan: _Plan, chosen: list[Candidate],
+                        m: int, level: float, notes: list[str]) -> _Confirmation:
+    """Phase 2, sequential: rounds of batches with betting confidence sequences (anytime valid),
+    stopping once the claim is refuted or every candidate looks hopeless."""
+    pi = chosen[0].pair_index
+    pair = pair_list[pi]
+    events = [c.event for c in chosen]
+    k = len(chosen)
+    counts = np.zeros((k, 2), dtype=np.int64)
+    rounds_batches = max(1, (m // s.batch_size) // 20)  # ~20 looks at the data
+    lows = [BettingBound(level / 2, "lower") for _ in chosen]
+    ups = [BettingBound(level / 2, "upper") for _ in chosen]
+    next_batch = 0
+    bounds = [-math.inf] * k
+    history: list[list[tuple[int, int, int]]] = [[] for _ in chosen]  # (numerator, denominator, n) per round
+    used = 0
+    while used < m:
+        n_round = min(rounds_batches * s.batch_size, m - used)
+        c1 = runner.count(pair.first, n_round, (_CONFIRM, pi, 0), events, next_batch)
+        c2 = runner.count(pair.second, n_round, (_CONFIRM, pi, 1), events, next_batch)
         for j, c in enumerate(chosen):
-            a, b = _oriented(c, counts[j])
-            if assumption == "gaussian":
-                bounds.append(gaussian_epsilon_lower_bound(a, m, b, m, claimed_delta, level))
-                pvals.append(gaussian_claim_p_value(a, m, b, m, claimed_epsilon, claimed_delta, alpha_cap=level))
-            else:
-                bounds.append(epsilon_lower_bound(a, m, b, m, claimed_delta, level))
-                pvals.append(claim_p_value(a, m, b, m, claimed_epsilon, claimed_delta, alpha_cap=level))
-            p1s.append(cp_lower(a, m, level / 2))
-            p2s.append(cp_upper(b, m, level / 2))
-        route = ("mu-GDP bound Phi^-1(p1_lower) - Phi^-1(p2_upper) turned into epsilon at claimed_delta (Gaussian "
-                 "trade-off assumption)" if assumption else "ln((p1_lower - delta)/p2_upper)")
-        method = (f"select-then-confirm: events chosen on {plan.screen} outputs per input of each of {len(pair_list)} "
-                  f"pairs (+{plan.refine} streamed for the best {plan.refined}, the best {_VALIDATED_EVENTS} "
-                  f"re-scored on {plan.validate} held-out outputs), confirmed on {m} fresh outputs per "
-                  f"input of pair {pair.label!r}; one-sided Clopper-Pearson; {route}"
-                  + (f"; Bonferroni over {k} candidates" if k > 1 else ""))
-    else:
-        rounds_batches = max(1, (m // batch_size) // 20)  # ~20 looks at the data
-        lows = [BettingBound(level / 2, "lower") for _ in chosen]
-        ups = [BettingBound(level / 2, "upper") for _ in chosen]
-        next_batch = 0
-        bounds = [-math.inf] * k
-        history: list[list[tuple[int, int, int]]] = [[] for _ in chosen]  # (numerator, denominator, n) per round
-        used = 0
-        while used < m:
-            n_round = min(rounds_batches * batch_size, m - used)
-            c1 = runner.count(pair.first, n_round, (_CONFIRM, pi, 0), events, next_batch)
-            c2 = runner.count(pair.second, n_round, (_CONFIRM, pi, 1), events, next_batch)
-            for j, c in enumerate(chosen):
-                a, b = _oriented(c, (c1[j], c2[j]))
-                lows[j].update(int(a), n_round)
-                ups[j].update(int(b), n_round)
-                history[j].append((int(a), int(b), n_round))
-                counts[j] += (c1[j], c2[j])
-            used += n_round
-            next_batch += rounds_batches
-            for j in range(k):
-                lo, up = lows[j].bound(), ups[j].bound()
-                bounds[j] = math.log(lo - claimed_delta) - math.log(up) if lo > claimed_delta else -math.inf
-            if max(bounds) > claimed_epsilon or _hopeless(chosen, counts, used, claimed_epsilon, claimed_delta):
-                break
-        stopping = used
-        p1s = [b.bound() for b in lows]
-        p2s = [b.bound() for b in ups]
-        pvals = [_sequential_p_value(history[j], claimed_epsilon, claimed_delta, level) for j in range(k)]
-        method = (f"select-then-confirm (sequential): events chosen on {plan.screen} outputs per input of each of "
-                  f"{len(pair_list)} pairs, confirmed with betting confidence sequences (anytime valid) on up to "
-                  f"{m} outputs per input" + (f"; Bonferroni over {k} candidates" if k > 1 else "")
-                  + ("; stopped early" if used < m else ""))
-        notes.append(f"sequential: the bound is the confidence-sequence bound at the stopping time ({used} outputs "
-                     "per input); it is valid at that data-dependent time because it holds at all times at once")
-    best = int(np.argmax(bounds))
-    eps_lb = max(0.0, float(bounds[best]))
-    violation = bool(eps_lb > claimed_epsilon)
-    p_value = min(1.0, tests * k * min(pvals))  # Bonferroni over the confirmed events (and the float check)
+            a, b = _oriented(c, (c1[j], c2[j]))
+            lows[j].update(int(a), n_round)
+            ups[j].update(int(b), n_round)
+            history[j].append((int(a), int(b), n_round))
+            counts[j] += (c1[j], c2[j])
+        used += n_round
+        next_batch += rounds_batches
+        for j in range(k):
+            lo, up = lows[j].bound(), ups[j].bound()
+            bounds[j] = math.log(lo - s.claimed_delta) - math.log(up) if lo > s.claimed_delta else -math.inf
+        if max(bounds) > s.claimed_epsilon or _hopeless(chosen, counts, used, s.claimed_epsilon, s.claimed_delta):
+            break
+    pvals = [_sequential_p_value(history[j], s.claimed_epsilon, s.claimed_delta, level) for j in range(k)]
+    method = (f"select-then-confirm (sequential): events chosen on {plan.screen} outputs per input of each of "
+              f"{len(pair_list)} pairs, confirmed with betting confidence sequences (anytime valid) on up to "
+              f"{m} outputs per input" + (f"; Bonferroni over {k} candidates" if k > 1 else "")
+              + ("; stopped early" if used < m else ""))
+    notes.append(f"sequential: the bound is the confidence-sequence bound at the stopping time ({used} outputs "
+                 "per input); it is valid at that data-dependent time because it holds at all times at once")
+    return _Confirmation(counts, used, bounds, pvals, [b.bound() for b in lows], [b.bound() for b in ups], method,
+                         used)
+
+
+def _assemble(s: _Settings, runner: Runner, pair_list: list[Any], chosen: list[Candidate], conf: _Confirmation,
+              notes: list[str], floats: _FloatPhase, level: float, start: float, seed: Any) -> AuditResult:
+    """The result: the best confirmed bound (floored at 0), its witness, a Bonferroni p-value over
+    the confirmed events (and the float check), and on a pass the detectable ε."""
+    best = int(np.argmax(conf.bounds))
+    eps_lb = max(0.0, float(conf.bounds[best]))
+    violation = bool(eps_lb > s.claimed_epsilon)
+    p_value = min(1.0, floats.tests * len(chosen) * min(conf.p_values))
     c = chosen[best]
-    a, b = _oriented(c, counts[best])
+    a, b = _oriented(c, conf.counts[best])
+    used = conf.used
     witness = {
-        "pair": pair.to_dict(),
+        "pair": pair_list[chosen[0].pair_index].to_dict(),
         "direction": "Pr[M(D') in S] vs Pr[M(D) in S]" if c.reverse else "Pr[M(D) in S] vs Pr[M(D') in S]",
         "event": c.event.describe(),
         "count_numerator": int(a), "count_denominator": int(b), "samples_per_input": int(used),
-        "p_numerator_lower": float(p1s[best]), "p_denominator_upper": float(p2s[best]),
-        "bound": float(bounds[best]),
+        "p_numerator_lower": float(conf.p1_lower[best]), "p_denominator_upper": float(conf.p2_upper[best]),
+        "bound": float(conf.bounds[best]),
     }
     detectable = None
-    if assumption == "gaussian":
+    if s.assumption == "gaussian":
         witness["mu_lower_bound"] = max(0.0, mu_lower_bound(int(a), used, int(b), used, level))
         notes.append("epsilon_lower_bound assumes a Gaussian trade-off curve: " + GAUSSIAN_ASSUMPTION)
     elif not violation:
-        detectable = detectable_epsilon(b / used, used, claimed_epsilon, claimed_delta, confidence, level)
+        detectable = detectable_epsilon(b / used, used, s.claimed_epsilon, s.claimed_delta, s.confidence, level)
         notes.append(f"pass: a witness event with probability ratio e^{detectable:.4g} (same probability on D') "
-                     f"would have been flagged with probability >= {confidence:g} at this budget")
+                     f"would have been flagged with probability >= {s.confidence:g} at this budget")
     return AuditResult(
-        epsilon_lower_bound=eps_lb,
-        violation=violation,
-        p_value=float(p_value),
-        witness=witness,
-        samples=int(runner.samples),
-        seconds=time.perf_counter() - start,
-        claimed_epsilon=claimed_epsilon,
-        claimed_delta=claimed_delta,
-        confidence=confidence,
-        seed=seed,
-        method=method,
-        candidates=k,
-        notes=(*notes, *_float_notes(float_check), *_pair_notes(pair_list)),
-        references=_references(c, sequential, assumption),
-        detectable_epsilon=detectable,
-        assumption=GAUSSIAN_ASSUMPTION if assumption else None,
-        stopping_samples=stopping,
-        float_check=float_check,
+        epsilon_lower_bound=eps_lb, violation=violation, p_value=float(p_value), witness=witness,
+        samples=int(runner.samples), seconds=time.perf_counter() - start, claimed_epsilon=s.claimed_epsilon,
+        claimed_delta=s.claimed_delta, confidence=s.confidence, seed=seed, method=conf.method, candidates=len(chosen),
+        notes=(*notes, *_float_notes(floats.float_check), *_pair_notes(pair_list)),
+        references=_references(c, s.sequential, s.assumption), detectable_epsilon=detectable,
+        assumption=GAUSSIAN_ASSUMPTION if s.assumption else None, stopping_samples=conf.stopping,
+        float_check=floats.float_check,
     )
 
 

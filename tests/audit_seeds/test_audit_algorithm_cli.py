@@ -1,4 +1,4 @@
-"""``dpkit audit --algorithm NAME`` (dpkit/commands/audit_algorithm.py), through the real ``dpkit`` entry point."""
+"""``dpkit audit --algorithm NAME`` (dpkit/commands/audit/algorithm.py), through the real ``dpkit`` entry point."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from dpkit.algorithms.audit_instances import SCENARIOS, make_scenario
 from dpkit.cli.main import main
-from dpkit.commands import audit_algorithm as AA
+from dpkit.commands.audit import algorithm as AA
 from dpkit.commands.errors import EXIT_OK, EXIT_REFUTED, EXIT_USAGE
 from dpkit.commands.runner import CommandError, run_json
 

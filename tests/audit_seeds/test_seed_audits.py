@@ -1,6 +1,6 @@
 """Audits of the papers' privacy claims at reduced size, fixed seeds: the verdicts the papers' mistakes predict.
 
-The audit calls live in ``dpkit.commands.algorithm_audits`` (the code ``dpkit audit --algorithm`` and
+The audit calls live in ``dpkit.commands.audit.algorithm_audits`` (the code ``dpkit audit --algorithm`` and
 ``experiments/seed_audits.py`` run); the scenarios in ``dpkit.algorithms.audit_instances``. Reference values are independent closed forms evaluated with
 mpmath: the Gaussian privacy profile δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) of two Gaussians
 μ standard deviations apart, and the optimal ρ-zCDP conversion.
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from dpkit.algorithms.audit_instances import SCENARIOS, AuditScenario, make_scenario
-from dpkit.commands import algorithm_audits as A
+from dpkit.commands.audit import algorithm_audits as A
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAPERS = {

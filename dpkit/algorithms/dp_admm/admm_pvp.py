@@ -36,13 +36,7 @@ Defaults of the corrected variant (data-independent)
 * rounds T = 10: exact ADMM needs few rounds, every round costs the same noise (z grows as √T)
   and a Newton solve.
 
->>> from dpkit.algorithms.substrate.budget import Budget
->>> from dpkit.algorithms.substrate.data import make_synthetic
->>> from dpkit.algorithms.substrate.partition import partition
->>> data = make_synthetic(400, 5, rng=0)
->>> result = train_admm_pvp(partition(data, 4, rng=0), data, budget=Budget(1.0, 1e-5), iterations=5, rng=0)
->>> result.guarantee.epsilon <= 1.0, result.ledger.draws(3)
-(True, 5)
+Examples: ``docs/algorithms/dp-admm.md`` (doctested).
 """
 
 from __future__ import annotations
@@ -53,10 +47,10 @@ import numpy as np
 
 from dpkit._validation import check_integer, check_nonnegative, check_positive, check_rng
 from dpkit.accounting.events import GaussianEvent, repeat
-from dpkit.algorithms.substrate.admm_loops import check_parts, exact_local_step, round_recorder, star_loop
+from dpkit.algorithms.substrate.admm_loops import exact_local_step, round_recorder, star_loop
 from dpkit.algorithms.substrate.budget import Budget, calibrate_noise
 from dpkit.algorithms.substrate.data import Dataset
-from dpkit.algorithms.dp_admm.steps import iteration_epsilon, release_step, theorem1_multiplier
+from dpkit.algorithms.dp_admm.steps import check_star_run, iteration_epsilon, release_step, theorem1_multiplier
 from dpkit.algorithms.substrate.evaluation import Evaluator
 from dpkit.algorithms.substrate.losses import L2, Logistic
 from dpkit.algorithms.substrate.result import PaperClaim, TrainingResult, finish
@@ -95,13 +89,7 @@ def train_admm_pvp(
     ``graph`` must be None (star); ``rho``, ``lam`` (λ/n) and ``iterations`` default per variant;
     ``beta`` is the local solver's gradient-norm tolerance.
     """
-    parts = check_parts(parts)
-    if graph is not None:
-        raise ValueError("graph must be None: ADMM-PVP runs on a star (agents and an aggregator)")
-    if not isinstance(budget, Budget):
-        raise TypeError(f"budget must be a Budget, got budget={budget!r}")
-    if variant not in SPEC.variants:
-        raise ValueError(f"variant must be one of {SPEC.variants}, got variant={variant!r}")
+    parts = check_star_run(parts, graph, budget, variant, SPEC.variants, "ADMM-PVP")
     paper = variant == "paper"
     sizes = np.array([p.n for p in parts], float)
     n, d = len(parts), parts[0].d

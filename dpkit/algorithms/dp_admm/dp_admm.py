@@ -70,11 +70,11 @@ import numpy as np
 
 from dpkit._validation import check_integer, check_nonnegative, check_positive, check_rng
 from dpkit.accounting.events import GaussianEvent
-from dpkit.algorithms.substrate.admm_loops import check_parts, round_recorder, star_loop
+from dpkit.algorithms.substrate.admm_loops import round_recorder, star_loop
 from dpkit.algorithms.substrate.budget import Budget, calibrate_noise
 from dpkit.algorithms.substrate.data import Dataset
 from dpkit.algorithms.dp_admm.steps import (
-    iteration_epsilon, linearised_step, release_step, run_event, step_mechanisms, step_sensitivity, step_size_eq29,
+    check_star_run, iteration_epsilon, linearised_step, release_step, run_event, step_mechanisms, step_sensitivity, step_size_eq29,
     step_size_eq34, theorem1_multiplier,
 )
 from dpkit.algorithms.substrate.evaluation import Evaluator
@@ -171,13 +171,7 @@ def train_dp_admm(
     record_every
         Record the history every this many rounds (None: about 50 records).
     """
-    parts = check_parts(parts)
-    if graph is not None:
-        raise ValueError("graph must be None: DP-ADMM runs on a star (agents and an aggregator)")
-    if not isinstance(budget, Budget):
-        raise TypeError(f"budget must be a Budget, got budget={budget!r}")
-    if variant not in SPEC.variants:
-        raise ValueError(f"variant must be one of {SPEC.variants}, got variant={variant!r}")
+    parts = check_star_run(parts, graph, budget, variant, SPEC.variants, "DP-ADMM")
     reg = make_regulariser(regulariser)
     paper = variant == "paper"
     sizes = [p.n for p in parts]

@@ -31,17 +31,21 @@ that ε.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from dpkit._validation import check_open_unit, check_positive
 from dpkit.accounting.events import GaussianEvent, PrivacyEvent, compose
+from dpkit.algorithms.substrate.admm_loops import check_parts
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import Dataset
 from dpkit.algorithms.substrate.solvers import AgentObjectives
 from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.ledger import PrivacyLedger
 
 __all__ = [
+    "check_star_run",
     "step_size_eq29", "step_size_eq34", "theorem1_multiplier", "iteration_epsilon", "step_sensitivity",
     "linearised_step", "step_mechanisms", "release_step", "run_event",
 ]
@@ -124,3 +128,17 @@ def run_event(noise_multiplier: float, sensitivities: Sequence[float]) -> Privac
     """One agent's whole run: the composition of its rounds' Gaussians GaussianEvent(z·Δ_k, Δ_k)
     (what :func:`release_step` records), the event the noise multiplier is calibrated on."""
     return compose(*[GaussianEvent(float(noise_multiplier * s), float(s)) for s in sensitivities])
+
+
+def check_star_run(parts: Sequence[Dataset], graph: Any, budget: Any, variant: str, variants: Sequence[str],
+                   name: str) -> list[Dataset]:
+    """The checked datasets of a star run (DP-ADMM, ADMM-PVP): ``graph`` must be None (agents and an
+    aggregator), ``budget`` a :class:`~dpkit.algorithms.substrate.budget.Budget`, ``variant`` one of ``variants``."""
+    parts = check_parts(parts)
+    if graph is not None:
+        raise ValueError(f"graph must be None: {name} runs on a star (agents and an aggregator)")
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, got budget={budget!r}")
+    if variant not in variants:
+        raise ValueError(f"variant must be one of {tuple(variants)}, got variant={variant!r}")
+    return parts

@@ -65,16 +65,7 @@ Defaults (``docs/algorithms/hetero-admm.md`` has the sweeps behind them)
   and a = 0.01 are not given by the paper (dpkit's choices).
 * ``tol`` (solver tolerance, ‖∇F_i‖) = 1e-8; it enters Δ_i as 2·tol/μ_i.
 
-Examples
---------
->>> from dpkit.algorithms.substrate.budget import Budget
->>> from dpkit.algorithms.substrate.data import make_synthetic
->>> from dpkit.algorithms.substrate.graphs import ring
->>> from dpkit.algorithms.substrate.partition import partition
->>> data = make_synthetic(1200, 3, rng=0)
->>> result = train_hetero_admm(partition(data, 4, rng=0), ring(4), budget=Budget(1.0, 1e-5), rng=0)
->>> round(result.guarantee.epsilon, 2), round(result.extra_guarantees["label_only"].epsilon, 2)
-(1.0, 1.0)
+Examples: ``docs/algorithms/hetero-admm.md`` (doctested).
 """
 
 from __future__ import annotations

@@ -287,13 +287,11 @@ def train_ipp_admm(
     svt_share
         Corrected: the SVT's fraction of ε (None: :data:`SVT_SHARE`).
     """
-    parts = _check_common(parts, graph, budget, variant)
+    parts, sizes, degrees = _check_common(parts, graph, budget, variant)
     paper = variant == "paper"
     gen = check_rng(rng)
     loss = Logistic()
     N, d = len(parts), parts[0].d
-    sizes = [p.n for p in parts]
-    degrees = [int(g) for g in graph.degrees]
     cap = check_integer("cap", cap if cap is not None else (PAPER_IPP["cap"] if paper else ROUNDS), minimum=1)
     T = check_integer("iterations", iterations if iterations is not None else
                       (PAPER_SETTING["iterations"] if paper else 2 * cap), minimum=1)

@@ -63,16 +63,7 @@ Paper variant defaults: T = 30, η = 0.5, β = 10^-3.5, splits = 0.001, ε_i3 = 
 Notation: the paper's c₁ bounds ℓ″ (1/4 for the logistic loss): the loss object's ``c3``; the
 gradient bound |ℓ′| ≤ 1 is the loss's ``c1``.
 
-Examples
---------
->>> from dpkit.algorithms.substrate.budget import Budget
->>> from dpkit.algorithms.substrate.data import make_synthetic
->>> from dpkit.algorithms.substrate.graphs import ring
->>> from dpkit.algorithms.substrate.partition import partition
->>> data = make_synthetic(2000, 3, rng=0)
->>> result = train_pp_admm(partition(data, 4, rng=0), ring(4), budget=Budget(1.0, 1e-5), iterations=5, rng=0)
->>> 0.99 <= result.guarantee.epsilon <= 1.0, result.ledger.draws(0)
-(True, 5)
+Examples: ``docs/algorithms/pp-admm.md`` (doctested).
 """
 
 from __future__ import annotations
@@ -314,7 +305,8 @@ def local_objectives(parts: Sequence[Dataset], lam: float, loss=None) -> AgentOb
     return AgentObjectives.from_parts(parts, loss or Logistic(), reg_weight=check_positive("lam", lam) / len(parts))
 
 
-def _check_common(parts, graph, budget, variant) -> list[Dataset]:
+def _check_common(parts, graph, budget, variant) -> tuple[list[Dataset], list[int], list[int]]:
+    """The checked agents' datasets, their sizes m_i and their degrees on ``graph`` (PP-ADMM and IPP-ADMM)."""
     parts = check_parts_on_graph(parts, graph)
     if not isinstance(budget, Budget):
         raise TypeError(f"budget must be a Budget, got {type(budget).__name__}")
@@ -322,7 +314,7 @@ def _check_common(parts, graph, budget, variant) -> list[Dataset]:
         raise ValueError(f"variant must be 'corrected' or 'paper', got variant={variant!r}")
     if (graph.degrees < 1).any():
         raise ValueError("every agent needs at least one neighbour (connected graph)")
-    return parts
+    return parts, [p.n for p in parts], [int(g) for g in graph.degrees]
 
 
 def train_pp_admm(
@@ -348,13 +340,11 @@ def train_pp_admm(
         ADMM penalty η, regulariser λ̂ (corrected only; the paper variant derives it) and solver
         tolerance β (None: the variant's default, see the module docstring).
     """
-    parts = _check_common(parts, graph, budget, variant)
+    parts, sizes, degrees = _check_common(parts, graph, budget, variant)
     paper = variant == "paper"
     gen = check_rng(rng)
     loss = Logistic()
     N, d = len(parts), parts[0].d
-    sizes = [p.n for p in parts]
-    degrees = [int(g) for g in graph.degrees]
     T = check_integer("iterations", iterations if iterations is not None else
                       (PAPER_SETTING["iterations"] if paper else ROUNDS), minimum=1)
     beta = check_positive("beta", beta if beta is not None else

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -178,6 +178,19 @@ def round_recorder(evaluator: Evaluator, iterations: int, progress: Progress) ->
     return on_round
 
 
+def _non_private_setup(
+    parts: Sequence[Dataset], lam: float, iterations: int, beta: float, loss: Any, regulariser: Any,
+    test: Dataset | None, record_every: int,
+) -> tuple[int, float, Any, AgentObjectives, Evaluator]:
+    """Checked ``iterations`` and ``beta``, the loss (logistic by default), the agents'
+    objectives (each with weight λ/N) and the evaluator, shared by the two non-private runs."""
+    T = check_integer("iterations", iterations, minimum=1)
+    beta = check_positive("beta", beta)
+    loss = loss or Logistic()
+    F = AgentObjectives.from_parts(parts, loss, regulariser=regulariser, reg_weight=lam / len(parts))
+    return T, beta, loss, F, Evaluator(loss, parts, test, record_every)
+
+
 def decentralised_admm(
     parts: Sequence[Dataset], graph: Graph, *, lam: float = 1e-5, eta: float = 1e-2, iterations: int = 30,
     beta: float = 1e-8, loss=None, regulariser=None, test: Dataset | None = None, record_every: int = 1,
@@ -188,12 +201,9 @@ def decentralised_admm(
     parts = check_parts_on_graph(parts, graph)
     lam = check_positive("lam", lam)
     eta = check_positive("eta", eta)
-    T = check_integer("iterations", iterations, minimum=1)
-    beta = check_positive("beta", beta)
-    loss = loss or Logistic()
-    F = AgentObjectives.from_parts(parts, loss, regulariser=regulariser, reg_weight=lam / len(parts))
+    T, beta, loss, F, evaluator = _non_private_setup(parts, lam, iterations, beta, loss, regulariser, test,
+                                                     record_every)
     theta0 = solve(F, np.zeros((len(parts), parts[0].d)), beta, max_iter=500).theta
-    evaluator = Evaluator(loss, parts, test, record_every)
     evaluator.record(0, theta0, np.zeros_like(theta0))
     state = decentralised_loop(F, graph, eta=eta, iterations=T, beta=beta, theta0=theta0,
                                on_round=round_recorder(evaluator, T, progress))
@@ -211,11 +221,8 @@ def star_admm(
     parts = check_parts(parts)
     lam = check_nonnegative("lam", lam)
     rho = check_positive("rho", rho)
-    T = check_integer("iterations", iterations, minimum=1)
-    beta = check_positive("beta", beta)
-    loss = loss or Logistic()
-    F = AgentObjectives.from_parts(parts, loss, regulariser=regulariser, reg_weight=lam / len(parts))
-    evaluator = Evaluator(loss, parts, test, record_every)
+    T, beta, loss, F, evaluator = _non_private_setup(parts, lam, iterations, beta, loss, regulariser, test,
+                                                     record_every)
     evaluator.record(0, np.zeros((len(parts), parts[0].d)), np.zeros((len(parts), parts[0].d)))
     state = star_loop(F, rho=rho, iterations=T, local_step=exact_local_step(beta),
                       on_round=round_recorder(evaluator, T, progress))

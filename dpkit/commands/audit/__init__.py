@@ -12,11 +12,11 @@ A built-in name runs the corresponding :mod:`dpkit.mechanisms` class calibrated 
 ``module:function`` imports ``function(database, n, rng)`` (``--scalar``: ``function(database,
 rng)`` returning one output), with the current directory importable as under ``python -m``
 (:mod:`dpkit.commands.user_code`). A user function needs its neighbouring inputs
-(``--pairs NAME``, ``--pairs module:NAME`` or ``--pairs-file``, :mod:`dpkit.commands.audit_pairs`):
+(``--pairs NAME``, ``--pairs module:NAME`` or ``--pairs-file``, :mod:`dpkit.commands.audit.pairs`):
 dpkit cannot know which inputs the user's claim calls neighbours, and a wrong default either
 refutes a correct mechanism or misses a violation. The output always states the relation
 and both inputs of the witness pair. ``--algorithm NAME`` is
-:mod:`dpkit.commands.audit_algorithm`. Exit code 3 (:data:`~dpkit.commands.errors.EXIT_REFUTED`)
+:mod:`dpkit.commands.audit.algorithm`. Exit code 3 (:data:`~dpkit.commands.errors.EXIT_REFUTED`)
 when the claim is refuted, in text and ``--json`` modes alike.
 """
 
@@ -35,16 +35,16 @@ from dpkit import mechanisms as m  # the commands may use mechanisms; dpkit.audi
 from dpkit._validation import check_integer, check_nonnegative, check_positive, check_unit_interval
 from dpkit.audit import DEFAULT_SAMPLES, Pair, audit, from_scalar
 from dpkit.audit.runner import MechanismError
-from dpkit.commands.audit_algorithm import add_arguments as add_algorithm_arguments
-from dpkit.commands.audit_algorithm import run_algorithm
-from dpkit.commands.audit_options import library_keywords, samples_option
+from dpkit.commands.audit.algorithm import add_arguments as add_algorithm_arguments
+from dpkit.commands.audit.algorithm import run_algorithm
+from dpkit.commands.audit.options import library_keywords, samples_option
 from dpkit.commands.option_names import options_named
-from dpkit.commands.audit_output import estimate_line, print_result
-from dpkit.commands.audit_pairs import (
+from dpkit.commands.audit.output import estimate_line, print_result
+from dpkit.commands.audit.pairs import (
     PATTERN_NAMES, describe_pairs, describe_patterns, load_pairs_file, load_pairs_module, pairs_digest, pattern_pairs,
 )
-from dpkit.commands.audit_search import add_arguments as add_search_arguments
-from dpkit.commands.audit_search import check_search_options, describe_search, run_search
+from dpkit.commands.audit.search import add_arguments as add_search_arguments
+from dpkit.commands.audit.search import check_search_options, describe_search, run_search
 from dpkit.commands.errors import EXIT_OK, EXIT_REFUTED, UserCodeError
 from dpkit.commands.user_code import (
     UserCodeExit, UserFunction, current_directory_importable, diverted_stdout, load_attribute, user_frames,
@@ -314,8 +314,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar (a long run's time estimate and a heartbeat line every minute still come)")
     parser.add_argument("--json", action="store_true", help="print a JSON object")
-    add_search_arguments(parser)  # --search (dpkit/commands/audit_search.py)
-    add_algorithm_arguments(parser)  # --algorithm NAME (dpkit/commands/audit_algorithm.py)
+    add_search_arguments(parser)  # --search (dpkit/commands/audit/search.py)
+    add_algorithm_arguments(parser)  # --algorithm NAME (dpkit/commands/audit/algorithm.py)
     parser.set_defaults(func=run, variant=None)  # --variant applies to --algorithm only: None unless given
 
 
@@ -325,7 +325,7 @@ def _uses_user_code(args: argparse.Namespace) -> bool:
 
 def _run(args: argparse.Namespace) -> int:
     _check_options(args)
-    if getattr(args, "algorithm", None):  # algorithm audits: dpkit/commands/audit_algorithm.py
+    if getattr(args, "algorithm", None):  # algorithm audits: dpkit/commands/audit/algorithm.py
         return run_algorithm(args)
     check_nonnegative("claimed_epsilon", args.claimed_epsilon)
     check_unit_interval("claimed_delta", args.claimed_delta, include_one=False)

@@ -18,7 +18,7 @@ import argparse
 from typing import Any, Callable
 
 from dpkit.audit.search import audit_searched
-from dpkit.commands.audit_pairs import PATTERN_NAMES
+from dpkit.commands.audit.pairs import PATTERN_NAMES
 
 __all__ = ["DEFAULT_LENGTHS", "add_arguments", "check_search_options", "describe_search", "lengths_option",
            "run_search"]

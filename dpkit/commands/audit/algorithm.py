@@ -15,10 +15,10 @@ from typing import Any
 
 from dpkit.algorithms.audit_instances import SCENARIOS, AuditScenario, make_scenario
 from dpkit.audit import Pair
-from dpkit.commands.algorithm_audits import audit_scenario
-from dpkit.commands.audit_options import library_keywords
-from dpkit.commands.audit_output import P_VALUE_FLOOR, format_p_value, witness_lines
-from dpkit.commands.audit_pairs import describe_change, describe_pairs
+from dpkit.commands.audit.algorithm_audits import audit_scenario
+from dpkit.commands.audit.options import library_keywords
+from dpkit.commands.audit.output import P_VALUE_FLOOR, format_p_value, witness_lines
+from dpkit.commands.audit.pairs import describe_change, describe_pairs
 from dpkit.commands.errors import EXIT_OK, EXIT_REFUTED
 
 __all__ = ["add_arguments", "build", "run_algorithm"]

@@ -19,7 +19,7 @@ import math
 from typing import Any, Mapping
 
 from dpkit.audit import Pair
-from dpkit.commands.audit_pairs import describe_change
+from dpkit.commands.audit.pairs import describe_change
 
 __all__ = ["P_VALUE_FLOOR", "format_duration", "format_input", "format_p_value", "format_samples",
            "estimate_line", "pass_line", "print_result", "sequential_lines", "witness_lines"]
