@@ -255,13 +255,12 @@ randomized response) exceeds this is treated as adding no useful noise: when an 
 arithmetic overflows on it, the result is the trivial bound ε = ∞ (or δ = 1) with a note."""
 
 
-def _non_private_reason(event: PrivacyEvent) -> str | None:
-    """A note naming a :class:`~dpkit.accounting.events.NonPrivateEvent` inside ``event``, or None."""
+def _sub_events(event: PrivacyEvent) -> Iterator[PrivacyEvent]:
+    """``event`` and every event nested in its fields (wrappers and compositions), depth first."""
     stack = [event]
     while stack:
         item = stack.pop()
-        if isinstance(item, NonPrivateEvent):
-            return "the ledger holds a NonPrivateEvent (a step with no privacy guarantee)"
+        yield item
         if dataclasses.is_dataclass(item):
             for field in dataclasses.fields(item):
                 value = getattr(item, field.name)
@@ -269,6 +268,12 @@ def _non_private_reason(event: PrivacyEvent) -> str | None:
                     stack.append(value)
                 elif isinstance(value, (tuple, list)):
                     stack.extend(v for v in value if isinstance(v, PrivacyEvent))
+
+
+def _non_private_reason(event: PrivacyEvent) -> str | None:
+    """A note naming a :class:`~dpkit.accounting.events.NonPrivateEvent` inside ``event``, or None."""
+    if any(isinstance(item, NonPrivateEvent) for item in _sub_events(event)):
+        return "the ledger holds a NonPrivateEvent (a step with no privacy guarantee)"
     return None
 
 
@@ -278,9 +283,7 @@ class _NonPrivateLedger(Exception):
 
 def extreme_event_reason(event: PrivacyEvent) -> str | None:
     """A note naming the first leaf of ``event`` with a privacy parameter above :data:`EXTREME_PRIVACY_LOSS`."""
-    stack = [event]
-    while stack:
-        item = stack.pop()
+    for item in _sub_events(event):
         ratio = None
         sigma, scale = getattr(item, "sigma", None), getattr(item, "scale", None)
         sensitivity = getattr(item, "sensitivity", None)
@@ -293,13 +296,6 @@ def extreme_event_reason(event: PrivacyEvent) -> str | None:
         if ratio is not None and not ratio <= EXTREME_PRIVACY_LOSS:
             return (f"{type(item).__name__} has {what} > {EXTREME_PRIVACY_LOSS:g}: it adds essentially no noise and "
                     "its privacy loss overflows floating point, so no finite epsilon can be certified")
-        if dataclasses.is_dataclass(item):
-            for field in dataclasses.fields(item):
-                value = getattr(item, field.name)
-                if isinstance(value, PrivacyEvent):
-                    stack.append(value)
-                elif isinstance(value, (tuple, list)):
-                    stack.extend(v for v in value if isinstance(v, PrivacyEvent))
     return None
 
 
