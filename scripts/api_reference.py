@@ -21,7 +21,8 @@ from types import ModuleType
 
 OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 
-PACKAGES = ("dpkit", "dpkit.accounting", "dpkit.mechanisms", "dpkit.algorithms", "dpkit.audit", "dpkit.report")
+PACKAGES = ("dpkit", "dpkit.accounting", "dpkit.mechanisms", "dpkit.algorithms", "dpkit.audit", "dpkit.interop",
+            "dpkit.report")
 """The packages whose ``__all__`` is the public API, in layer order."""
 
 
