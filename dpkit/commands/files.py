@@ -36,12 +36,6 @@ ASIDE_PREFIX = ".dpkit-old-"
 _TEMP = re.compile(r"^\.dpkit-(tmp|old)-(\d+)-[0-9a-f]+-(.*)$", re.DOTALL)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def temp_name(target: str | os.PathLike[str], prefix: str = TEMP_PREFIX) -> Path:
     """A fresh temporary path beside ``target``: ``.dpkit-tmp-<pid>-<random>-<name>``."""
     path = Path(target)

@@ -30,9 +30,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """Commands reachable without the command line (name → module, help), in ``dpkit --help`` order."""
 
-RUNNABLE: tuple[str, ...] = tuple(COMMANDS)
-"""The names of :data:`COMMANDS`."""
-
 
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line (``dpkit: error: ...``) and which
@@ -53,11 +50,6 @@ class OneLineParser(argparse.ArgumentParser):
             return ""
         specs = [word for word in message.split()[2:] if ":" in word and not word.startswith("-")]
         return f" (to audit your own function, pass it as --mechanism {specs[0]})" if specs else ""
-
-
-def command_module(name: str, extra: Mapping[str, tuple[str, str]] | None = None) -> ModuleType:
-    """The module implementing command ``name`` (imported now)."""
-    return importlib.import_module({**COMMANDS, **(extra or {})}[name][0])
 
 
 def build_parser(extra: Mapping[str, tuple[str, str]] | Iterable[ModuleType] = (),

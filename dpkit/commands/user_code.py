@@ -44,7 +44,7 @@ _REAL_INTERRUPT = threading.Event()
 _inside = threading.local()
 
 
-def _on_sigint(signum: int, frame: Any) -> None:
+def _on_sigint(_signum: int, _frame: Any) -> None:
     _REAL_INTERRUPT.set()
     raise KeyboardInterrupt
 
