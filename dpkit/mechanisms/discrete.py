@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpkit._validation import check_integer, check_positive, check_rng
+from dpkit.accounting.adaptive_steps import float_up
 from dpkit.accounting.events import DiscreteGaussianEvent, DiscreteLaplaceEvent
 from dpkit.mechanisms.base import Mechanism, check_size
 
@@ -178,7 +179,7 @@ class DiscreteLaplaceMechanism(Mechanism):
     @property
     def epsilon(self) -> float:
         """Δ/t (rounded up to the next float)."""
-        return _fraction_up(self.sensitivity / self.scale)
+        return float_up(self.sensitivity / self.scale)
 
     @property
     def event(self) -> DiscreteLaplaceEvent:
@@ -223,7 +224,7 @@ class DiscreteGaussianMechanism(Mechanism):
     @property
     def rho(self) -> float:
         """Δ²/(2σ²), rounded up to the next float."""
-        return _fraction_up(Fraction(self.sensitivity**2) / (2 * self.sigma2))
+        return float_up(Fraction(self.sensitivity**2) / (2 * self.sigma2))
 
     @property
     def event(self) -> DiscreteGaussianEvent:
@@ -234,14 +235,6 @@ class DiscreteGaussianMechanism(Mechanism):
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
         """``value`` (an int) + exact discrete Gaussian noise: an int, or an int array of length ``size``."""
         return _draw(sample_discrete_gaussian, self.sigma2, value, size, rng)
-
-
-def _fraction_up(value: Fraction) -> float:
-    """The smallest float ≥ value."""
-    result = float(value)
-    if Fraction(result) < value:
-        result = math.nextafter(result, math.inf)
-    return result
 
 
 def _fraction_down(value: Fraction) -> float:
