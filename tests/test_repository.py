@@ -139,21 +139,8 @@ def test_tightest_accountant_is_exported_and_registered():
     assert tightest <= min(members)  # the minimum of valid upper bounds (every member's is one)
 
 
-LATE_IMPORTS = {
-    "dpkit/report/rerun_child.py": "the rerun's child process imports the command runner only after it has "
-                                   "restricted sys.path and imported the trusted modules",
-    "dpkit/cli/main.py": "the entry point imports the commands inside its Ctrl-C handler, so that an interrupt "
-                         "during start-up exits 130 with one line (and `dpkit --help` imports only the parser)",
-    "dpkit/commands/_accounting_args.py": "calibration (and the accountants it imports) loads only when a command "
-                                          "calibrates: an RDP `dpkit epsilon` must start faster than dp_accounting",
-}
-"""Files allowed a function-level import across subpackages, with the reason."""
-
-
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_function_level_import_across_subpackages(path):
-    if str(path.relative_to(ROOT)) in LATE_IMPORTS:
-        pytest.skip(LATE_IMPORTS[str(path.relative_to(ROOT))])
     parts = path.relative_to(PACKAGE).parts
     own = parts[0] if len(parts) > 1 else None
     for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

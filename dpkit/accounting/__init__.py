@@ -54,6 +54,7 @@ _LAZY = {
     "gaussian_sigma": "dpkit.accounting.analytic_gaussian",
     "ApproxDPAccountant": "dpkit.accounting.approx_dp",
     "CalibrationResult": "dpkit.accounting.calibration",
+    "accountant_factory": "dpkit.accounting.calibration",
     "calibrate": "dpkit.accounting.calibration",
     "dpsgd_epsilon": "dpkit.accounting.calibration",
     "dpsgd_max_steps": "dpkit.accounting.calibration",
@@ -133,6 +134,7 @@ __all__ = [
     # calibration and the analytic Gaussian mechanism
     "calibrate",
     "CalibrationResult",
+    "accountant_factory",
     "gaussian_sigma",
     "gaussian_epsilon",
     "gaussian_delta",

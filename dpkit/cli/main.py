@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
+from dpkit import commands  # free: the command modules load on first use, inside main's Ctrl-C handler
+
 __all__ = ["EXTRA_COMMANDS", "main"]
 
 EXTRA_COMMANDS = {
@@ -30,13 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dpkit`` with ``argv`` (default: the process arguments); returns the exit code."""
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        from dpkit.commands.user_code import install_interrupt_note
-
-        install_interrupt_note()  # a real Ctrl-C is told apart from a KeyboardInterrupt raised by user code
-        from dpkit.commands.parser import build_parser
-        from dpkit.commands.runner import run
-
-        return run(argv, build_parser(extra=EXTRA_COMMANDS, argv=argv))
+        commands.user_code.install_interrupt_note()  # a real Ctrl-C is told apart from a user's KeyboardInterrupt
+        return commands.runner.run(argv, commands.parser.build_parser(extra=EXTRA_COMMANDS, argv=argv))
     except KeyboardInterrupt:
         print("dpkit: interrupted; nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -7,3 +7,14 @@
 that both the command line (:mod:`dpkit.cli`) and the report's reruns (:mod:`dpkit.report`) use.
 Nothing here imports :mod:`dpkit.report` or :mod:`dpkit.cli.main`.
 """
+
+import importlib
+import importlib.util
+
+
+def __getattr__(name: str) -> object:
+    """Import the command module ``name`` on first use (PEP 562), so that ``from dpkit import
+    commands`` is free and each caller loads only the modules it touches, when it touches them."""
+    if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return importlib.import_module(f"{__name__}.{name}")

@@ -14,6 +14,7 @@ import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any, Callable
 
+from dpkit import accounting
 from dpkit.accounting.events import (
     GaussianEvent,
     LaplaceEvent,
@@ -98,25 +99,21 @@ def add_arguments(parser: argparse.ArgumentParser, *, calibrating: bool) -> None
 
 def accountant_maker(args: argparse.Namespace, name: str | None = None) -> Callable[[], Any]:
     """A factory of fresh accountants ``name`` (default ``--accountant``), with ``--target-width`` for the PLD."""
-    from dpkit.accounting.calibration import accountant_factory
-
     name = args.accountant if name is None else name
     relation = neighbouring(args)
     width = getattr(args, "target_width", None)
     if width is None:
-        return accountant_factory(name, relation)
+        return accounting.accountant_factory(name, relation)
     if not (math.isfinite(width) and width > 0):
         raise ValueError(f"--target-width must be in (0, inf), got --target-width={width}")
     if args.accountant != "pld" and not getattr(args, "compare", False):
         raise ValueError(f"--target-width applies to --accountant pld only (the {args.accountant} accountant's "
                          f"answer is not an interval), got --accountant {args.accountant}")
     if name != "pld":
-        return accountant_factory(name, relation)
+        return accounting.accountant_factory(name, relation)
 
     def make() -> Any:
-        from dpkit.accounting.pld import PLDAccountant
-
-        return PLDAccountant(neighbouring=relation, target_width=width)
+        return accounting.PLDAccountant(neighbouring=relation, target_width=width)
 
     return make
 

@@ -15,6 +15,8 @@ import json
 import os
 import sys
 
+from dpkit import commands  # free: the command runner loads on first use, after the trusted modules
+
 
 def import_trusted(module: str, command: str) -> int:
     """Import ``module``; 0, or the exit code after a one-line error on stderr."""
@@ -45,9 +47,7 @@ def main(spec_text: str) -> int:
         status = import_trusted(module, command)
         if status:
             return status
-    from dpkit.commands.runner import run
-
-    return run(spec["argv"])
+    return commands.runner.run(spec["argv"])
 
 
 if __name__ == "__main__":

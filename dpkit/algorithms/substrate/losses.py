@@ -46,40 +46,53 @@ class Logistic:
         return s * (1.0 - s)
 
 
+class _SeparableRegulariser:
+    """R(θ) = Σ_j r(θ_j) for an elementwise penalty r: a subclass gives r, r′ (a subgradient) and r″."""
+
+    @staticmethod
+    def term(theta: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    @staticmethod
+    def term_derivative(theta: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    @staticmethod
+    def term_second(theta: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def value(self, theta):
+        return np.sum(self.term(np.asarray(theta, float)), axis=-1)
+
+    def gradient(self, theta):
+        return self.term_derivative(np.asarray(theta, float))
+
+    def hessian_diag(self, theta):
+        return self.term_second(np.asarray(theta, float))
+
+
 @dataclasses.dataclass(frozen=True)
-class L2:
+class L2(_SeparableRegulariser):
     """R(θ) = ½||θ||²: gradient θ, Hessian I, 1-strongly convex (c4 = 1)."""
 
     name = "l2"
     strong_convexity = 1.0
     smooth = True
-
-    def value(self, theta):
-        return 0.5 * np.sum(np.asarray(theta) ** 2, axis=-1)
-
-    def gradient(self, theta):
-        return np.asarray(theta, float)
-
-    def hessian_diag(self, theta):
-        return np.ones_like(np.asarray(theta, float))
+    term = staticmethod(lambda theta: 0.5 * theta ** 2)
+    term_derivative = staticmethod(lambda theta: theta)
+    term_second = staticmethod(np.ones_like)
 
 
 @dataclasses.dataclass(frozen=True)
-class L1:
+class L1(_SeparableRegulariser):
     """R(θ) = ||θ||₁: subgradient sign(θ) (sign(0) = 0), ||R′|| ≤ √d = c2; not strongly convex."""
 
     name = "l1"
     strong_convexity = 0.0
     smooth = False
-
-    def value(self, theta):
-        return np.sum(np.abs(np.asarray(theta)), axis=-1)
-
-    def gradient(self, theta):
-        return np.sign(np.asarray(theta, float))
-
-    def hessian_diag(self, theta):
-        return np.zeros_like(np.asarray(theta, float))
+    term = staticmethod(np.abs)
+    term_derivative = staticmethod(np.sign)
+    term_second = staticmethod(np.zeros_like)
 
 
 def make_regulariser(name: str):
