@@ -68,8 +68,8 @@ def test_report_files_and_folders_follow_the_umask(tmp_path, doc, umask, file_mo
 # an existing report: before the swap, right after it, and (without renameat2) between the two renames.
 KILL_POINTS = {
     "before-install": ("", """
-        import dpkit.report as report
-        report.install_folder = lambda *a, **k: die()
+        import dpkit.report.writer as writer
+        writer.install_folder = lambda *a, **k: die()
     """),
     "after-swap": ("", """
         import shutil

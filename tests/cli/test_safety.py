@@ -115,7 +115,7 @@ def test_second_writer_fails_and_nothing_is_half_written(tmp_path, document, mon
         (out / "report.md").write_text("the other writer's report")
         return report
 
-    monkeypatch.setattr("dpkit.report._build", racing_build)
+    monkeypatch.setattr("dpkit.report.writer._build", racing_build)
     with pytest.raises(FileExistsError) as caught:
         write_report([document], out, plots=False)
     assert str(out) in str(caught.value)
@@ -252,7 +252,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, document, monkeypatch):
     status, out, err = run_cli(EPSILON_ARGV)
     assert status == 130 and err.count("\n") == 1 and "interrupted" in err
     monkeypatch.undo()
-    monkeypatch.setattr("dpkit.report._build", interrupted)
+    monkeypatch.setattr("dpkit.report.writer._build", interrupted)
     doc = tmp_path / "doc.json"
     doc.write_text(json.dumps(document))
     status, out, err = run_cli(["report", str(doc), "--out", str(tmp_path / "rep")])
