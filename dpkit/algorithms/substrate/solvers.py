@@ -13,8 +13,10 @@ with w_in = 1/|D_i| (the local average), which covers the local steps of
 
 :class:`AgentObjectives` holds the N subproblems as stacked arrays (agents with fewer records are
 padded with zero-weight rows), so one damped Newton iteration (Armijo backtracking per agent) is a
-few batched matrix products. The strong-convexity modulus μ_i = r_i μ_R + κ_i is what the privacy
-analyses use (an approximate minimiser θ̂ with ||∇F(θ̂)|| ≤ β is within β/μ_i of the exact one).
+few batched matrix products. Sparse records (one-hot features: Adult's rows are 12 % non-zero) are
+also kept as one CSR matrix per agent, and margins, gradients and Hessians Xᵀ diag(w ℓ″) X use it
+(the dense Hessian costs m·d² per agent, the sparse one about m·nnz(row)²). The strong-convexity
+modulus μ_i = r_i μ_R + κ_i is what the privacy analyses use (an approximate minimiser θ̂ with ||∇F(θ̂)|| ≤ β is within β/μ_i of the exact one).
 
 :func:`solve` reports the **achieved** gradient norms (≤ β on success: the optimizer 𝒪(F, β) of
 Ding et al. §3.1) and raises ``RuntimeError`` rather than return a point that breaks a privacy
@@ -35,12 +37,49 @@ import dataclasses
 from typing import Sequence
 
 import numpy as np
+from scipy import sparse as sp
 
 from dpkit._validation import check_integer, check_positive
 from dpkit.algorithms.substrate.data import Dataset
 from dpkit.algorithms.substrate.losses import L2
 
-__all__ = ["AgentObjectives", "SolveResult", "solve"]
+__all__ = ["AgentObjectives", "SparseRows", "SolveResult", "solve", "SPARSE_BELOW"]
+
+SPARSE_BELOW = 0.25
+"""Share of non-zero entries of X below which :meth:`AgentObjectives.from_arrays` also keeps the sparse rows."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SparseRows:
+    """Agent i's records X_i as CSR matrices (``rows[i]``, m × d, and ``columns[i]`` = X_iᵀ, d × m),
+    made from the dense stack ``source`` (an :class:`AgentObjectives` uses them only for that same array)."""
+
+    source: np.ndarray
+    rows: tuple
+    columns: tuple
+    row_of_entry: tuple
+
+    @classmethod
+    def from_dense(cls, X: np.ndarray) -> "SparseRows":
+        rows = tuple(sp.csr_matrix(x) for x in X)
+        return cls(X, rows, tuple(r.T.tocsr() for r in rows),
+                   tuple(np.repeat(np.arange(r.shape[0]), np.diff(r.indptr)) for r in rows))
+
+    def times(self, theta: np.ndarray) -> np.ndarray:
+        """``(N, m)``: X_i θ_i for every agent."""
+        return np.stack([r @ t for r, t in zip(self.rows, theta)])
+
+    def transpose_times(self, coef: np.ndarray) -> np.ndarray:
+        """``(N, d)``: X_iᵀ c_i for every agent."""
+        return np.stack([c @ v for c, v in zip(self.columns, coef)])
+
+    def gram(self, coef: np.ndarray) -> np.ndarray:
+        """``(N, d, d)``: X_iᵀ diag(c_i) X_i for every agent."""
+        out = []
+        for r, c, row, v in zip(self.rows, self.columns, self.row_of_entry, coef):
+            scaled = sp.csr_matrix((r.data * v[row], r.indices, r.indptr), shape=r.shape)
+            out.append((c @ scaled).toarray())
+        return np.stack(out)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,23 +107,38 @@ class AgentObjectives:
     linear: np.ndarray
     kappa: np.ndarray
     center: np.ndarray
+    sparse: SparseRows | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.sparse is not None and self.sparse.source is not self.X:
+            object.__setattr__(self, "sparse", None)  # X was replaced: its sparse copy no longer applies
 
     @classmethod
     def from_arrays(cls, X: np.ndarray, y: np.ndarray, loss, *, regulariser=None, reg_weight: float = 0.0,
-                    weights: np.ndarray | None = None) -> "AgentObjectives":
-        """Objectives without linear or proximal terms from stacked data (equal weights by default)."""
+                    weights: np.ndarray | None = None, sparse: bool | None = None) -> "AgentObjectives":
+        """Objectives without linear or proximal terms from stacked data (equal weights by default).
+
+        ``sparse``: also keep X as CSR rows (:class:`SparseRows`) and compute with them; None (default)
+        when fewer than :data:`SPARSE_BELOW` of X's entries are non-zero. Either way the same objective.
+        """
         X = np.asarray(X, float)
         y = np.asarray(y, float)
         if X.ndim != 3 or y.shape != X.shape[:2]:
             raise ValueError(f"X must have shape (N, m, d) and y (N, m), got {X.shape} and {y.shape}")
+        if sparse not in (None, True, False):
+            raise TypeError(f"sparse must be None, True or False, got sparse={sparse!r}")
         N, m, d = X.shape
         weights = np.full((N, m), 1.0 / m) if weights is None else np.asarray(weights, float)
+        if sparse is None:
+            sparse = X.size > 0 and np.count_nonzero(X) < SPARSE_BELOW * X.size
         return cls(X, y, weights, loss, regulariser or L2(), np.full(N, float(reg_weight)),
-                   np.zeros((N, d)), np.zeros(N), np.zeros((N, d)))
+                   np.zeros((N, d)), np.zeros(N), np.zeros((N, d)), SparseRows.from_dense(X) if sparse else None)
 
     @classmethod
-    def from_parts(cls, parts: Sequence[Dataset], loss, *, regulariser=None, reg_weight: float = 0.0) -> "AgentObjectives":
-        """One objective per agent's dataset; smaller datasets are padded with zero-weight rows."""
+    def from_parts(cls, parts: Sequence[Dataset], loss, *, regulariser=None, reg_weight: float = 0.0,
+                   sparse: bool | None = None) -> "AgentObjectives":
+        """One objective per agent's dataset; smaller datasets are padded with zero-weight rows
+        (``sparse`` as in :meth:`from_arrays`)."""
         m = max(p.n for p in parts)
         d = parts[0].d
         X = np.zeros((len(parts), m, d))
@@ -92,7 +146,8 @@ class AgentObjectives:
         weights = np.zeros((len(parts), m))
         for i, part in enumerate(parts):
             X[i, : part.n], y[i, : part.n], weights[i, : part.n] = part.X, part.y, 1.0 / part.n
-        return cls.from_arrays(X, y, loss, regulariser=regulariser, reg_weight=reg_weight, weights=weights)
+        return cls.from_arrays(X, y, loss, regulariser=regulariser, reg_weight=reg_weight, weights=weights,
+                               sparse=sparse)
 
     @property
     def agents(self) -> int:
@@ -116,6 +171,8 @@ class AgentObjectives:
         return dataclasses.replace(self, **changes)
 
     def _margins(self, theta: np.ndarray) -> np.ndarray:
+        if self.sparse is not None:
+            return self.y * self.sparse.times(theta)
         return self.y * np.matmul(self.X, theta[:, :, None])[..., 0]
 
     def value(self, theta: np.ndarray) -> np.ndarray:
@@ -127,14 +184,20 @@ class AgentObjectives:
     def gradient(self, theta: np.ndarray) -> np.ndarray:
         """``(N, d)`` gradients ∇F_i(θ_i)."""
         coef = self.weights * self.y * self.loss.derivative(self._margins(theta))
-        data = np.matmul(coef[:, None, :], self.X)[:, 0, :]
+        if self.sparse is not None:
+            data = self.sparse.transpose_times(coef)
+        else:
+            data = np.matmul(coef[:, None, :], self.X)[:, 0, :]
         return (data + self.reg_weight[:, None] * self.regulariser.gradient(theta) + self.linear
                 + self.kappa[:, None] * (theta - self.center))
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
         """``(N, d, d)`` Hessians."""
         coef = self.weights * self.loss.second(self._margins(theta))
-        H = np.matmul(np.swapaxes(self.X, 1, 2) * coef[:, None, :], self.X)
+        if self.sparse is not None:
+            H = self.sparse.gram(coef)
+        else:
+            H = np.matmul(np.swapaxes(self.X, 1, 2) * coef[:, None, :], self.X)
         diag = self.reg_weight[:, None] * self.regulariser.hessian_diag(theta) + self.kappa[:, None]
         idx = np.arange(H.shape[1])
         H[:, idx, idx] += diag

@@ -1,0 +1,69 @@
+"""IPP-ADMM's default gate (Ding et al. 2020, Alg. 2; Lyu, Su & Li 2017, Alg. 1) is selective, and its
+calibration meets the budget from its narrow starting bracket."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpkit.accounting.tightest import TightestAccountant
+from dpkit.algorithms.pp_admm.ipp_admm import CLIP, _run_event, calibrate_multiplier
+from dpkit.algorithms.pp_admm.pp_admm import calibrate_multiplier as release_multiplier
+from dpkit.algorithms.substrate.budget import Budget
+from dpkit.algorithms.substrate.data import load_adult
+from dpkit.algorithms.training import train
+from dpkit.mechanisms.sparse_vector import SparseVector, svt_budget_split
+
+AGENT_RUNS = 20_000
+FAILURE = 1e-6  # per Hoeffding bound
+
+
+def _mean_bounds(values: np.ndarray, low: float, high: float) -> tuple[float, float]:
+    """Hoeffding (1963) two-sided interval for the mean of i.i.d. values in [low, high], level 1 − FAILURE."""
+    half = (high - low) * math.sqrt(math.log(2.0 / FAILURE) / (2.0 * len(values)))
+    return float(values.mean() - half), float(values.mean() + half)
+
+
+@pytest.mark.slow  # one default Adult run (a few seconds)
+def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances():
+    """The default gate (α = 1e-3, the paper's) answers ⊥ to 20–90 % of its queries in expectation,
+    whatever the data: quality scores lie in [−C_loss, C_loss] and, with the noise fixed, raising a
+    score can only turn ⊥ into ⊤ and bring the c-th ⊤ earlier, so an agent's skip share is largest
+    for the stream −C_loss and smallest for +C_loss. The gates are rebuilt from a default Adult run's
+    recorded parameters (Lyu et al.'s split of ε_SVT, the query sensitivity, the threshold) and
+    simulated with the mechanism's own sampler; the pooled share Σ⊥/Σqueries over many agents
+    tends to E[⊥]/E[queries], bounded here by Hoeffding intervals of both means."""
+    result = train("ipp-admm", load_adult(), epsilon=1.0, seed=0)
+    config = result.config
+    cap, rounds = config["cap"], config["iterations"]
+    eps1, eps2 = svt_budget_split(config["svt_share"] * config["epsilon_target"], cap)
+    for i, (alpha, sensitivity) in enumerate(zip(config["alpha"], config["query_sensitivity"])):
+        assert alpha == 1e-3
+        gate = SparseVector(eps1, eps2, threshold=alpha, cutoff=cap, sensitivity=sensitivity, max_queries=rounds)
+        assert [gate.threshold_scale, gate.query_scale] == pytest.approx(config["svt_noise_scales"][i], rel=1e-12)
+        for score in (-CLIP, CLIP):
+            codes = gate.sample(np.full(rounds, score), size=AGENT_RUNS, rng=100 * i + (score > 0))
+            queries = np.sum(codes >= 0, axis=1).astype(float)
+            skips = np.sum(codes == 0, axis=1).astype(float)
+            skip_low, skip_high = _mean_bounds(skips, 0.0, rounds - 1.0)
+            query_low, query_high = _mean_bounds(queries, 1.0, float(rounds))
+            assert skip_low / query_high >= 0.2 and skip_high / query_low <= 0.9
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0])
+def test_calibration_meets_the_budget_and_is_tight(epsilon):
+    """The multiplier is certified at the budget (ε ≤ target), a multiplier 0.2 % smaller is not, and it
+    needs more noise than the releases alone (composition only adds loss)."""
+    budget = Budget(epsilon, 1e-5)
+    calibration = calibrate_multiplier(budget, 5, 0.02, 10)
+    z = float(calibration.parameter)
+    assert calibration.epsilon <= epsilon
+    assert z > float(release_multiplier(budget, 5).parameter)
+
+    def certified(multiplier: float) -> float:
+        event = _run_event(multiplier, 0.02 * epsilon, 5, 10)
+        return TightestAccountant(budget.neighbouring).compose(event).get_epsilon(budget.delta).epsilon
+
+    assert certified(z) <= epsilon < certified(0.998 * z)
