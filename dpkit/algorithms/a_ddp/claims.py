@@ -34,7 +34,7 @@ import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special
 
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_unit_interval
 from dpkit.accounting.analytic_gaussian import gaussian_delta, gaussian_sigma
@@ -109,10 +109,16 @@ def _binomial_window(k: int, p: float) -> tuple[np.ndarray, np.ndarray, float, f
     low = max(1, int(math.floor(mean - 12.0 * sd - 12.0)))
     high = min(k, int(math.ceil(mean + 12.0 * sd + 12.0)))
     counts = np.arange(low, high + 1)
-    log_weights = stats.binom.logpmf(counts, k, p)
-    upper_tail = float(stats.binom.sf(high, k, p))  # each omitted term's δ_G is ≤ 1
-    lower_mass = float(stats.binom.cdf(low - 1, k, p) - stats.binom.pmf(0, k, p)) if low > 1 else 0.0
+    log_weights = _binomial_logpmf(counts, k, p)
+    upper_tail = float(special.bdtrc(high, k, p))  # P[Bin > high]; each omitted term's δ_G is ≤ 1
+    lower_mass = float(special.bdtr(low - 1, k, p) - math.exp(special.xlog1py(k, -p))) if low > 1 else 0.0
     return counts, log_weights, upper_tail, max(lower_mass, 0.0)
+
+
+def _binomial_logpmf(counts: np.ndarray, k: int, p: float) -> np.ndarray:
+    """log Bin(i; k, p) = log C(k, i) + i log p + (k − i) log(1 − p), with log-gamma binomial coefficients."""
+    log_choose = special.gammaln(k + 1) - special.gammaln(counts + 1) - special.gammaln(k - counts + 1)
+    return log_choose + special.xlogy(counts, p) + special.xlog1py(k - counts, -p)
 
 
 def theorem1_delta(epsilon: float, k: int, p: float, sensitivity: float, sigma: float) -> float:
