@@ -25,8 +25,14 @@ __all__ = ["AuditRecord", "Planned", "PLAN", "audit_scenario", "run_scenario", "
 def audit_scenario(scenario: AuditScenario, *, samples: int | None = None, rng: Any = 0, confidence: float = 0.95,
                    executor: Any = None, **keywords: Any) -> AuditResult:
     """:func:`dpkit.audit.audit` of ``scenario``'s mechanism, pairs and claim (``samples``: default
-    ``scenario.samples``; ``keywords`` go to :func:`~dpkit.audit.audit`)."""
+    ``scenario.samples``; ``keywords`` go to :func:`~dpkit.audit.audit`).
+
+    The papers' claims are about their algorithms in exact (real) arithmetic, so these audits test
+    the calibration of the values: ``float_bits=False`` unless ``keywords`` say otherwise. As
+    executed, the algorithms' continuous Gaussian releases also leak through their float bits
+    (``float_bits=True`` refutes them; ``docs/audit.md``)."""
     samples = scenario.samples if samples is None else samples
+    keywords.setdefault("float_bits", False)
     return audit(scenario.mechanism, scenario.pairs, scenario.claimed_epsilon, scenario.claimed_delta,
                  confidence=confidence, samples=samples, rng=rng, executor=executor, **keywords)
 
