@@ -540,7 +540,8 @@ def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: in
                                       bits=bits, answer=s.answer, used=used))
     if "ulp" in used and s.answer is None:
         notes.append("float bits: the lattice events relative to the input (output - answer on a 2^t grid) were "
-                     "not run: the audit does not know the query answer (pass answer=)")
+                     "not run: the audit does not know the query answer (pass answer=, or give the mechanism a "
+                     "query_answer(database) attribute)")
     if plan.validate > 0 and len(shortlist) > 1:
         validated = _validate(runner, pair_list, shortlist, plan.validate, s.claimed_delta, remaining // 2, z,
                               objective)
