@@ -538,6 +538,9 @@ def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: in
     used: set[str] = set()
     shortlist = _shortlist(_selection(runner, pair_list, plan, s.claimed_delta, remaining // 2, z, objective,
                                       bits=bits, answer=s.answer, used=used))
+    if not s.float_bits and s.assumption is None:
+        notes.append("float_bits=False: the bits of float outputs were not audited (the mechanism in exact "
+                     "arithmetic, its values only)")
     if "ulp" in used and s.answer is None:
         notes.append("float bits: the lattice events relative to the input (output - answer on a 2^t grid) were "
                      "not run: the audit does not know the query answer (pass answer=, or give the mechanism a "
