@@ -156,3 +156,19 @@ def test_continuous_mechanisms_are_refuted_from_their_outputs(make, delta):
     r = audit(make().as_audit_callable(), PAIRS, 1.0, delta, samples=60_000, rng=0)
     assert r.violation and r.witness["event"]["family"].startswith("float")
     assert r.assumption is None and r.float_check is None  # no replay, no assumption: the outputs' bits
+
+
+@pytest.mark.slow
+def test_float_safe_gaussian_pld_matches_the_continuous_gaussian_of_the_grid_parameters():
+    # at σ_Z ≈ 6.6·10⁴ the discrete Gaussian N_Z(0, σ_Z²) and the continuous N(0, σ_Z²) have the same privacy
+    # curve for an integer shift up to a relative error of order exp(−2π²σ_Z²) (Poisson summation; CKS 2020,
+    # §2.1), so the continuous curve at Δ_Z/σ_Z (Balle & Wang 2018, Thm 8) must lie inside the PLD accountant's
+    # certified [epsilon_lower, epsilon], and that ε below the zCDP conversion the mechanism reports
+    from dpkit.accounting import PLDAccountant
+    from dpkit.accounting.analytic_gaussian import gaussian_epsilon
+
+    mech = GaussianMechanism.from_epsilon_delta(1.0, 1e-5, float_safe=True)
+    event = mech.event
+    pld = PLDAccountant().compose(event).get_epsilon(1e-5)
+    continuous = gaussian_epsilon(event.sigma, 1e-5, event.sensitivity)
+    assert pld.epsilon_lower - 1e-12 <= continuous <= pld.epsilon + 1e-12 and pld.epsilon <= mech.epsilon(1e-5)
