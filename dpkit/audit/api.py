@@ -366,7 +366,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         others, at no cost in α. Every unsnapped float mechanism (numpy's ``laplace``/``normal``
         plus the answer) is refuted by them: it is not private as executed. ``False``: audit the
         mechanism in exact arithmetic (its values only), e.g. to test the calibration of the
-        idealised real-valued design.
+        idealised real-valued design; a note then says so. Not used with
+        ``assumption="gaussian"`` (a bit event has no Gaussian trade-off curve).
     answer
         ``answer(database)``: the exact query answer of an input (one number per output
         coordinate), the centre of the noise. Default: the mechanism's ``query_answer`` if it has
