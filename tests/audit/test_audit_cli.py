@@ -156,3 +156,14 @@ def test_gaussian_assumption_is_labelled(capsys):
     assert main(["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--claimed-delta", "1e-5",
                  "--assumption", "gaussian"]) == 2
     assert "--assumption gaussian applies to --mechanism gaussian" in capsys.readouterr().err
+
+
+def test_float_bits_are_on_by_default_and_no_float_bits_reads_the_values(capsys):
+    # the built-in laplace is 1-DP over the reals; as executed its float outputs leak (Mironov 2012)
+    argv = ["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "40000", "--quiet", "--json"]
+    assert main(argv) == 3
+    out = json.loads(capsys.readouterr().out)
+    assert out["witness"]["event"]["family"].startswith("float")
+    assert main([*argv, EXACT]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any(n.startswith("float_bits=False") for n in out["notes"])
