@@ -149,11 +149,9 @@ class GaussianMechanism(Mechanism):
         return self.float_safe
 
     @property
-    def grid(self) -> float:
-        """``float_safe=True``: Λ = 2^(⌊log₂ σ⌋ − 16), the grid of every output."""
-        if not self.float_safe:
-            raise ValueError("grid applies to float_safe=True only")
-        return gaussian_grid(self.sigma)
+    def grid(self) -> float | None:
+        """``float_safe=True``: Λ = 2^(⌊log₂ σ⌋ − 16), the grid of every output (``None`` otherwise)."""
+        return gaussian_grid(self.sigma) if self.float_safe else None
 
     @property
     def rho(self) -> float:
@@ -179,7 +177,7 @@ class GaussianMechanism(Mechanism):
         """:class:`~dpkit.accounting.events.GaussianEvent` (σ, Δ); ``float_safe=True``: the
         :class:`~dpkit.accounting.events.DiscreteGaussianEvent` (σ/Λ, ⌊Δ/Λ⌋ + 1) actually drawn."""
         if self.float_safe:
-            grid = self.grid
+            grid = gaussian_grid(self.sigma)
             return DiscreteGaussianEvent(sigma=self.sigma / grid, sensitivity=grid_sensitivity(self.sensitivity, grid))
         return GaussianEvent(sigma=self.sigma, sensitivity=self.sensitivity)
 

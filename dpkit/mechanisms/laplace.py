@@ -127,31 +127,34 @@ class LaplaceMechanism(Mechanism):
         return self.float_safe
 
     @property
-    def snapping(self) -> SnappingMechanism:
-        """``float_safe=True``: the snapping mechanism that is released."""
+    def snapping(self) -> SnappingMechanism | None:
+        """``float_safe=True``: the snapping mechanism that is released (``None`` otherwise)."""
         if not self.float_safe:
-            raise ValueError("snapping applies to float_safe=True only")
+            return None
         return SnappingMechanism(self.scale, float(self.bound), self.sensitivity)
 
     @property
     def epsilon(self) -> float:
         """Δ/b, the pure-DP parameter; ``float_safe=True``: the snapping ε (Δ′ + 2⁻⁴⁹B)/b, rounded up."""
-        return self.snapping.epsilon if self.float_safe else self.sensitivity / self.scale
+        snapping = self.snapping
+        return snapping.epsilon if snapping is not None else self.sensitivity / self.scale
 
     @property
     def event(self) -> LaplaceEvent | PureDPEvent:
         """:class:`~dpkit.accounting.events.LaplaceEvent` (scale, sensitivity); ``float_safe=True``:
         the snapping mechanism's :class:`~dpkit.accounting.events.PureDPEvent` (its accounted ε)."""
-        if self.float_safe:
-            return self.snapping.event
+        snapping = self.snapping
+        if snapping is not None:
+            return snapping.event
         return LaplaceEvent(scale=self.scale, sensitivity=self.sensitivity)
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
         """``value`` + Lap(b) noise; shape ``value.shape`` or ``(size,) + value.shape``.
         ``float_safe=True``: the snapped output(s) for a scalar ``value``."""
-        if self.float_safe:
+        snapping = self.snapping
+        if snapping is not None:
             check_scalar(value)
-            return self.snapping.sample(value, size=size, rng=rng)
+            return snapping.sample(value, size=size, rng=rng)
         array = check_value(value)
         size = check_size(size)
         generator = check_rng(rng)
