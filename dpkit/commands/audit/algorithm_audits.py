@@ -18,6 +18,7 @@ from typing import Any
 
 from dpkit.algorithms.audit_instances import AuditScenario, make_scenario
 from dpkit.audit import AuditResult, audit, ceiling_epsilon
+from dpkit.audit.api import minimum_samples
 
 __all__ = ["AuditRecord", "Planned", "PLAN", "audit_scenario", "run_scenario", "audit_algorithm"]
 
@@ -118,11 +119,12 @@ class Planned:
         return f"{self.algorithm}{'' if T is None else f' T={T}'}"
 
     def quick(self) -> Planned:
-        """A tenth of the samples (at least 1,000), transcripts at most 10 rounds."""
+        """A tenth of the samples (at least ``minimum_samples(1)`` = 2,000, the smallest audit of one
+        pair), transcripts at most 10 rounds."""
         parameters = dict(self.parameters)
         if "iterations" in parameters:
             parameters["iterations"] = min(parameters["iterations"], 10)
-        return dataclasses.replace(self, samples=max(1_000, self.samples // 10), parameters=parameters)
+        return dataclasses.replace(self, samples=max(minimum_samples(1), self.samples // 10), parameters=parameters)
 
 
 PLAN: list[Planned] = [
