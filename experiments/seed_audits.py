@@ -67,6 +67,11 @@ READING = [
     "exact transcript log-likelihood ratio, a post-processing of the broadcasts: at T = 1 the LB stays below α, "
     "from T ≈ 10 it exceeds α and grows with T. Corrected: Gaussian dual noise calibrated to (ε, δ) on the T rounds, "
     "audited at T = 1 from a public worst-case state (the tightest instance of its RDP accounting).",
+    "- **Exact arithmetic.** These audits test the papers' claims, which are about the algorithms over the reals: "
+    "they audit the released values (`float_bits=False`, the default of `dpkit audit --algorithm`). As executed, "
+    "the continuous Gaussian releases also leak through their float bits, and the default audit of "
+    "`dpkit.audit.audit` (`float_bits=True`, `dpkit audit --algorithm NAME --float-bits`) refutes e.g. the corrected "
+    'pp-admm and a-ddp releases too (docs/audit.md, "Float bits from the outputs alone").',
     "- A corrected row's LB stays below its claim (no violation); how far below depends on the sample size and on "
     "how tight the instance is: at 50,000 samples even a Gaussian calibrated exactly to ε = 1 certifies about 0.4.",
     "- **dp-logreg** (dpkit's centralised baseline, no paper claim): T noisy mean gradients at sensitivity 2/m, "
@@ -138,7 +143,8 @@ def render_markdown(records: list[tuple[str, AuditRecord]], total_seconds: float
         ">>> sc = make_scenario(\"a-ddp\")      # one A-DDP upload, sigma for sensitivity C",
         ">>> sc.paper, round(sc.true_epsilon, 3)   # exact epsilon at delta = 1e-5 (true sensitivity 2C)",
         "('Cheng et al. 2020', 2.155)",
-        ">>> r = audit(sc.mechanism, sc.pairs, sc.claimed_epsilon, sc.claimed_delta, samples=200_000, rng=0)",
+        ">>> r = audit(sc.mechanism, sc.pairs, sc.claimed_epsilon, sc.claimed_delta, samples=200_000, rng=0,",
+        "...           float_bits=False)      # the paper's claim: exact arithmetic",
         ">>> r.violation, 1.0 < r.epsilon_lower_bound < sc.true_epsilon",
         "(True, True)",
         "",

@@ -6,7 +6,8 @@ Scheme (one error budget α = 1 − confidence per call):
    outputs, kept in memory while its event families are fixed); the three most promising
    pairs get more outputs, *streamed* into per-bin counts of the features behind their eight
    best events (and per-pattern counts for discrete outputs), so memory does not grow with
-   the budget. All event families of :mod:`dpkit.audit.events` are scored on these
+   the budget. All event families of :mod:`dpkit.audit.events` (by default including the
+   bits of float outputs, ``float_bits=True``) are scored on these
    counts by the bound they should give on the confirmation sample; the eight best (from at
    most two pairs) are re-scored on held-out *validation* counts, which the luck of the
    selection sample does not inflate.
@@ -195,8 +196,10 @@ def _validate(runner: Runner, pair_list: list[Any], shortlist: list[Candidate], 
 
 
 def _selection(runner: Runner, pair_list: list[Any], plan: _Plan, delta: float, confirm: int, z: float,
-               objective: str, bits: bool = True) -> list[Candidate]:
-    """Screen every pair (in-memory sample, dropped after use), refine the best ones (streamed)."""
+               objective: str, bits: bool = True, answer: Callable[[Any], Any] | None = None,
+               used: set[str] | None = None) -> list[Candidate]:
+    """Screen every pair (in-memory sample, dropped after use), refine the best ones (streamed).
+    ``used`` collects the kinds of the features built (``"ulp"``, ``"lattice"``, ...)."""
     state: dict[int, tuple[Families, Tally, Tally]] = {}
     found: dict[int, list[Candidate]] = {}
     for i, pair in enumerate(pair_list):
@@ -205,7 +208,10 @@ def _selection(runner: Runner, pair_list: list[Any], plan: _Plan, delta: float, 
         if x1.shape[1] != x2.shape[1]:
             raise ValueError(f"outputs on the two inputs of pair {pair.label!r} must have the same shape, "
                              f"got {x1.shape[1]} and {x2.shape[1]} values per output")
-        families = Families.from_sample(x1, x2, bits=bits)
+        centres = (_centre(answer, pair.first), _centre(answer, pair.second)) if bits and answer is not None else ()
+        families = Families.from_sample(x1, x2, bits=bits, centres=centres)
+        if used is not None:
+            used.update(f.kind for f in families.features)
         state[i] = (families, families.tally(x1), families.tally(x2))
         found[i] = candidates_from_tallies(families, state[i][1], state[i][2], i, delta=delta, confirm_size=confirm,
                                            z=z, objective=objective)
@@ -222,6 +228,25 @@ def _selection(runner: Runner, pair_list: list[Any], plan: _Plan, delta: float, 
             found[i] = candidates_from_tallies(narrow, t1, t2, i, delta=delta, confirm_size=confirm, z=z,
                                                objective=objective)
     return [c for cands in found.values() for c in cands]
+
+
+def _centre(answer: Callable[[Any], Any], database: Any) -> np.ndarray:
+    """The query answer of ``database`` as a flat float array (one value per output coordinate)."""
+    try:
+        value = answer(database)
+        return np.empty(0) if value is None else np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"answer must map an input to its query answer (numbers, one per output coordinate); "
+                         f"it failed on {database!r}: {error}") from None
+
+
+def _resolve_answer(mechanism: Any, answer: Any) -> Callable[[Any], Any] | None:
+    """``answer``, else the mechanism's own ``query_answer`` (dpkit's adapters know it), else None."""
+    if answer is None:
+        answer = getattr(mechanism, "query_answer", None)
+    if answer is not None and not callable(answer):
+        raise TypeError(f"answer must be callable as answer(database) -> query answer, got {answer!r}")
+    return answer
 
 
 def _float_result(witness: Any, pair_list: list[Any], used: int, start: float, claimed_epsilon: float,
@@ -269,8 +294,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
           executor: concurrent.futures.Executor | None = None, *, sequential: bool = False,
           candidates: int | None = None, selection_fraction: float = 0.2, batch_size: int = 1 << 16,
           progress: Callable[[int, int], None] | None = None, batch_timeout: float | None = None,
-          assumption: str | None = None, float_events: bool = False, float_bits: bool | None = None,
-          on_estimate: Callable[[float], None] | None = None) -> AuditResult:
+          assumption: str | None = None, float_events: bool = False, float_bits: bool = True,
+          answer: Callable[[Any], Any] | None = None, on_estimate: Callable[[float], None] | None = None) -> AuditResult:
     """Test the claim "``mechanism`` is (ε, δ)-DP" and lower-bound its true ε.
 
     Parameters
@@ -320,9 +345,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         report ε at the claimed δ (:mod:`dpkit.audit.curve`; Nasr et al. 2023); valid only if
         the mechanism's trade-off curve is Gaussian, which ``result.assumption`` states.
     float_events
-        Audit the mechanism as executed on doubles: add the float-bit event families
-        (``float_bits``), and first look by replay for outputs the floating-point
-        implementation produces on one input and cannot produce on the other (:func:`dpkit.audit.float_events.find_float_witness` on 1 %
+        Also replay the sampler (the float-bit event families of ``float_bits`` are on without
+        it): first look for outputs the floating-point implementation produces on one input and
+        cannot produce on the other (:func:`dpkit.audit.float_events.find_float_witness` on 1 %
         of the budget, at most 20 000 outputs); if found, the result is the bound
         ``ln((p_lower − δ)/2⁻⁵³)`` of that witness, ε as executed, labelled with the
         module's assumption (A); otherwise the audit goes on with the rest of the budget. The
@@ -332,14 +357,23 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         with their own RNG) gets no replay test and no α is spent on it;
         ``result.float_check`` and a note say which.
     float_bits
-        ``True`` (default when ``float_events``): the event families include the bits of non-integer outputs
-        (:mod:`dpkit.audit.bits`: the ulp grid, binade and last significand bits of each of the
-        first 4 coordinates), so a floating-point leak of the mechanism *as executed* (Mironov
+        ``True`` (default): the event families include the bits of non-integer outputs
+        (:mod:`dpkit.audit.bits`: the ulp grid, binade and last 4 significand bits of each of the
+        first 4 coordinates, and, when the query answer is known, the lattice ``answer + 2^t ℤ``
+        the output lies on), so a floating-point leak of the mechanism *as executed* (Mironov
         2012; Haney et al. 2022) is refuted from the outputs alone, with no replay and no
-        assumption; the events are selected and confirmed like all others, at no cost in α.
-        ``None`` (default): as ``float_events``. Not on by default yet: every unsnapped
-        float mechanism (numpy's ``laplace``/``normal`` plus a sum) is refuted by them, which
-        is right *as executed* but not what an audit of the real-valued design asks.
+        assumption; the events are selected on the selection sample and confirmed like all
+        others, at no cost in α. Every unsnapped float mechanism (numpy's ``laplace``/``normal``
+        plus the answer) is refuted by them: it is not private as executed. ``False``: audit the
+        mechanism in exact arithmetic (its values only), e.g. to test the calibration of the
+        idealised real-valued design; a note then says so. Not used with
+        ``assumption="gaussian"`` (a bit event has no Gaussian trade-off curve).
+    answer
+        ``answer(database)``: the exact query answer of an input (one number per output
+        coordinate), the centre of the noise. Default: the mechanism's ``query_answer`` if it has
+        one (dpkit's :meth:`~dpkit.mechanisms.base.Mechanism.as_audit_callable`, the catalogue's
+        additive entries), else unknown, and a note says the lattice events relative to the
+        input were not run.
     on_estimate
         Callback ``on_estimate(seconds)`` with the predicted total run time, after the first
         batch and again when confirmation starts.
@@ -371,7 +405,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     """
     start = time.perf_counter()
     s = _settings(mechanism, claimed_epsilon, claimed_delta, confidence, samples, executor, sequential, candidates,
-                  selection_fraction, batch_size, assumption, float_events, float_bits)
+                  selection_fraction, batch_size, assumption, float_events, float_bits, answer)
     if batch_timeout is not None:
         batch_timeout = check_positive("batch_timeout", batch_timeout)
     _check_assumption(s)
@@ -382,11 +416,11 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     floats = _float_phase(mechanism, s, pair_list, entropy, runner, start, seed)
     if floats.result is not None:
         return floats.result
-    plan, chosen, m = _select_events(runner, pair_list, s, floats.total, floats.alpha)
-    if not chosen:  # no event has probability above δ on either input: nothing to confirm
-        return _nothing_selected(s, runner, pair_list, floats.float_check, start, seed)
-    level = floats.alpha / len(chosen)
     notes: list[str] = []
+    plan, chosen, m = _select_events(runner, pair_list, s, floats.total, floats.alpha, notes)
+    if not chosen:  # no event has probability above δ on either input: nothing to confirm
+        return _nothing_selected(s, runner, pair_list, floats.float_check, start, seed, notes)
+    level = floats.alpha / len(chosen)
     if s.auto:
         m = _auto_confirmation(chosen[0], s.claimed_epsilon, s.claimed_delta, 1.0 - floats.alpha, len(chosen), m,
                                (AUTO_MAX_SAMPLES - plan.selection(len(pair_list))) // 2, notes)
@@ -412,13 +446,14 @@ class _Settings:
     sequential: bool
     assumption: str | None
     float_events: bool
-    float_bits: bool | None
+    float_bits: bool
+    answer: Callable[[Any], Any] | None
 
 
 def _settings(mechanism: Any, claimed_epsilon: float, claimed_delta: float, confidence: float,
               samples: int | str | None, executor: Any, sequential: bool, candidates: int | None,
               selection_fraction: float, batch_size: int, assumption: str | None, float_events: bool,
-              float_bits: bool | None) -> _Settings:
+              float_bits: bool, answer: Any = None) -> _Settings:
     """Validate :func:`audit`'s arguments (one-line errors naming the parameter)."""
     if not callable(mechanism):
         raise TypeError(f"mechanism must be callable as mechanism(database, n, rng), got {mechanism!r}")
@@ -435,7 +470,7 @@ def _settings(mechanism: Any, claimed_epsilon: float, claimed_delta: float, conf
     if executor is not None and not isinstance(executor, concurrent.futures.Executor) and not hasattr(executor, "submit"):
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
     return _Settings(claimed_epsilon, claimed_delta, confidence, total, auto, k_max, selection_fraction, batch_size,
-                     sequential, assumption, float_events, float_bits)
+                     sequential, assumption, float_events, bool(float_bits), _resolve_answer(mechanism, answer))
 
 
 def _check_assumption(s: _Settings) -> None:
@@ -488,10 +523,11 @@ def _float_phase(mechanism: Any, s: _Settings, pair_list: list[Any], entropy: in
 
 
 def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: int,
-                   alpha: float) -> tuple[_Plan, list[Candidate], int]:
+                   alpha: float, notes: list[str]) -> tuple[_Plan, list[Candidate], int]:
     """Phase 1: select events on the selection sample, re-score the shortlist on held-out
     outputs, choose the ``K`` to confirm. Returns the plan, the chosen events and the
-    confirmation outputs per input that selection and validation left."""
+    confirmation outputs per input that selection and validation left; appends to ``notes``
+    what the float-bit families could not do."""
     spent_before = runner.samples
     plan = _plan(_AUTO_SELECTION if s.auto else total, len(pair_list), s.selection_fraction)
     remaining = total - plan.selection(len(pair_list))
@@ -499,9 +535,17 @@ def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: in
         raise ValueError(f"samples={total} leaves nothing for confirmation")
     z = float(stats.norm.isf(alpha / (2 * (s.k_max or 1))))
     objective = "mu" if s.assumption == "gaussian" else "epsilon"
-    bits = bool(s.float_events if s.float_bits is None else s.float_bits) and s.assumption is None
+    bits = s.float_bits and s.assumption is None
+    used: set[str] = set()
     shortlist = _shortlist(_selection(runner, pair_list, plan, s.claimed_delta, remaining // 2, z, objective,
-                                      bits=bits))
+                                      bits=bits, answer=s.answer, used=used))
+    if not s.float_bits and s.assumption is None:
+        notes.append("float_bits=False: the bits of float outputs were not audited (the mechanism in exact "
+                     "arithmetic, its values only)")
+    if "ulp" in used and s.answer is None:
+        notes.append("float bits: the lattice events relative to the input (output - answer on a 2^t grid) were "
+                     "not run: the audit does not know the query answer (pass answer=, or give the mechanism a "
+                     "query_answer(database) attribute)")
     if plan.validate > 0 and len(shortlist) > 1:
         validated = _validate(runner, pair_list, shortlist, plan.validate, s.claimed_delta, remaining // 2, z,
                               objective)
@@ -511,12 +555,12 @@ def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: in
 
 
 def _nothing_selected(s: _Settings, runner: Runner, pair_list: list[Any], float_check: str | None, start: float,
-                      seed: Any) -> AuditResult:
+                      seed: Any, notes: list[str]) -> AuditResult:
     """The result when no event has probability above δ on either input: the trivial bound 0."""
     return AuditResult(0.0, False, 1.0, {"note": "no event had a selection frequency above claimed_delta"},
                        int(runner.samples), time.perf_counter() - start, s.claimed_epsilon, s.claimed_delta,
                        s.confidence, seed, "select-then-confirm: nothing selected", 0,
-                       ("no candidate event; the bound 0 is trivially valid", *_float_notes(float_check),
+                       ("no candidate event; the bound 0 is trivially valid", *notes, *_float_notes(float_check),
                         *_pair_notes(pair_list)),
                        assumption=GAUSSIAN_ASSUMPTION if s.assumption else None, float_check=float_check)
 

@@ -13,7 +13,12 @@ them like on any other feature; nothing here assumes how the noise was drawn.
   multiple of ``2^t`` exactly when ``g ≥ t``): the ulp grid / lattice step an output lies on;
 * :func:`trailing_zeros`: the number of low mantissa bits that are zero (``g`` relative to the
   output's own ulp: 0 when the last bit is set, i.e. odd parity of the significand);
-* :func:`low_bits`: the low ``k`` bits of the significand (a pattern of the last bits).
+* :func:`low_bits`: the low ``k`` bits of the significand (a pattern of the last bits);
+* :func:`difference_granularity`: ``g`` of the *exact* difference ``x − c`` from a known centre
+  ``c`` (the query answer): the lattice ``c + 2^t ℤ`` an output lies on *relative to the input*.
+  Without snapping, ``fl(c + noise) − c`` is a multiple of the ulp of ``c``'s binade near ``c``,
+  and the noise's own finer grid elsewhere; a mechanism that rounds only its noise (``c + Λk``)
+  is on ``c + Λℤ`` on one input and off it on the other.
 
 A snapped mechanism (outputs rounded to a fixed lattice ``Λ = 2^j``) gives the same statistics
 on both inputs and passes; an integer mechanism has ``g ≥ 0`` throughout.
@@ -21,9 +26,12 @@ on both inputs and passes; an integer mechanism has ``g ≥ 0`` throughout.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["granularity", "trailing_zeros", "low_bits", "ulp_code", "describe_ulp_code", "ZERO_GRANULARITY"]
+__all__ = ["granularity", "trailing_zeros", "low_bits", "difference_granularity", "ulp_code", "describe_ulp_code",
+           "ZERO_GRANULARITY"]
 
 ZERO_GRANULARITY = 2048.0  # 0 is a multiple of every power of two: above every finite exponent
 _MANTISSA = np.uint64((1 << 52) - 1)
@@ -84,6 +92,39 @@ def low_bits(x: np.ndarray, k: int = 4) -> np.ndarray:
     significand, _ = _significand_exponent(x)
     code = (significand & np.uint64((1 << k) - 1)).astype(np.float64)
     return np.where(np.isfinite(x), code, np.nan)
+
+
+def difference_granularity(x: np.ndarray, centre: float) -> np.ndarray:
+    """``g`` with ``x − centre = odd · 2^g`` for the exact (unrounded) difference; ``ZERO_GRANULARITY``
+    where ``x == centre``, NaN where ``x`` is NaN or ±inf. ``x − c`` is a multiple of ``2^t``
+    exactly when ``g ≥ t``.
+
+    Exact without big integers: where the two granularities differ the difference has the smaller
+    one; where they are equal (``g``), ``x/2^g`` and ``c/2^g`` are odd integers below 2⁵³ and their
+    difference is exact in int64.
+
+    >>> difference_granularity(np.array([1.0 + 2.0**-52, 1.5, 0.75, 1.0]), 1.0).tolist()
+    [-52.0, -1.0, -2.0, 2048.0]
+    >>> difference_granularity(np.array([3.0]), 1.0).tolist()  # 3 - 1 = 2 = 1 * 2^1
+    [1.0]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    c = float(centre)
+    if not math.isfinite(c):
+        raise ValueError(f"centre must be finite, got centre={centre!r}")
+    gx = granularity(x)
+    gc = float(granularity(np.array([c]))[0])
+    finite = np.isfinite(x)
+    out = np.where(x == 0.0, gc, np.where(c == 0.0, gx, np.minimum(gx, gc)))
+    same = finite & (gx == gc) & (x != 0.0) & (c != 0.0)
+    if np.any(same):
+        shift = -int(gc)
+        a = np.ldexp(x[same], shift).astype(np.int64)  # odd integers below 2^53: exact
+        b = np.int64(math.ldexp(c, shift))
+        d = np.abs(a - b).astype(np.uint64)
+        out[same] = np.where(d == 0, ZERO_GRANULARITY, gc + _lowest_bit(d))
+    out = np.where(x == c, ZERO_GRANULARITY, out)
+    return np.where(finite, out, np.nan)
 
 
 _CODE_OFFSET = 1100  # binades run from -1073 to 1024

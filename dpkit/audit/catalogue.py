@@ -159,6 +159,19 @@ class Entry:
     def __call__(self, database, n, rng):
         return self.function(database, n, rng, self.epsilon, **dict(self.kwargs))
 
+    def query_answer(self, database: Any) -> Any:
+        """The exact answer the noise is added to, for the additive entries (the audit's lattice
+        events relative to the input); ``None`` for the others (selection, sparse vector)."""
+        answer = _ANSWERS.get(self.function)
+        return None if answer is None else answer(database)
+
+
+def _total(database: Any) -> np.ndarray:
+    return np.array([_q(database).sum()])
+
+
+_ANSWERS: dict[Callable[..., Any], Callable[[Any], np.ndarray]] = {
+    histogram: _q, histogram_eps: _q, noisy_sum: _total, noisy_sum_half: _total}
 
 CORRECT = {
     "svt_lyu": (svt_lyu, "statdp"),

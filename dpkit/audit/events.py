@@ -15,7 +15,12 @@ confirmation can stream through any executor. Families:
   per coordinate, the binade and the number of zero low mantissa bits (the ulp grid the output
   lies on), and the last 4 bits of the significand, as discrete codes; an output whose grid is
   impossible on the other input is a support-boundary event (precision attacks, Haney et al.
-  2022; Mironov 2012), found from the outputs alone.
+  2022; Mironov 2012), found from the outputs alone. On by default in :func:`dpkit.audit.audit`
+  (``float_bits=True``).
+* **Lattice relative to the input** (feature ``lattice``): when the audit knows the query answer
+  ``c`` of each input (``answer=``), the power of two dividing the exact difference ``output − c``
+  (:func:`dpkit.audit.bits.difference_granularity`), per coordinate and per centre of the pair; the
+  upper thresholds are the events "``output − c`` is a multiple of ``2^t``".
 * **Learned classifier attack** (:class:`LinearScore`): logistic regression, fitted by
   Newton's method on simple features of vector outputs, as in DP-Sniper (Bichsel et al.,
   S&P 2021, Sec. 5) but thresholded at any level, so the bound is not capped near ln(100).
@@ -38,7 +43,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from dpkit.audit.bits import low_bits, ulp_code, describe_ulp_code
+from dpkit.audit.bits import describe_ulp_code, difference_granularity, low_bits, ulp_code
 
 __all__ = [
     "as_outputs",
@@ -60,7 +65,7 @@ __all__ = [
 _MAX_PATTERNS = 4096
 _MAX_COORDS = 32
 _DISCRETE_VALUES = 64
-_BIT_KINDS = ("ulp", "lowbits")
+_BIT_KINDS = ("ulp", "lowbits", "lattice")
 _BIT_COORDS = 4  # bit features on the first coordinates only
 _MAX_BIT_CODES = 4096
 
@@ -226,11 +231,13 @@ class LinearScore:
 @dataclasses.dataclass(frozen=True)
 class Feature:
     """A scalar statistic of an output row: ``coord`` j, ``sum``, ``max``, ``min``, ``nan_count``,
-    ``argmax`` (−1 if all ⊥) or a learned ``score``."""
+    ``argmax`` (−1 if all ⊥), a learned ``score``, or a bit feature of coordinate j: ``ulp``,
+    ``lowbits``, ``lattice`` (relative to ``centre``, the query answer of one input)."""
 
     kind: str
     index: int = -1
     score: LinearScore | None = None
+    centre: float | None = None
 
     def __call__(self, outputs: np.ndarray, rows: "RowStats | None" = None) -> np.ndarray:
         if self.kind == "coord":
@@ -239,6 +246,8 @@ class Feature:
             return ulp_code(outputs[:, self.index])
         if self.kind == "lowbits":
             return low_bits(outputs[:, self.index])
+        if self.kind == "lattice":
+            return difference_granularity(outputs[:, self.index], float(self.centre))
         rows = RowStats(outputs) if rows is None else rows
         if self.kind == "score":
             assert self.score is not None
@@ -262,6 +271,8 @@ class Feature:
             return f"ulp grid of output[{self.index}] (sign, binade, zero low mantissa bits)"
         if self.kind == "lowbits":
             return f"last 4 significand bits of output[{self.index}]"
+        if self.kind == "lattice":
+            return f"lattice of output[{self.index}] - {self.centre!r} (the query answer): largest 2^t dividing it"
         if self.kind == "score":
             return "learned logistic score"
         return f"{self.kind}(output)"
@@ -320,6 +331,11 @@ class FeatureSetEvent:
             codes = [edges[b] for b in sorted(self.bins) if 0 <= b < len(edges)]
             return {"family": "float bits", "feature": self.feature.describe(), "shape": self.shape,
                     "set": [describe_ulp_code(c) for c in codes][:12], "codes": len(codes)}
+        if self.feature.kind == "lattice":  # 2-adic valuations: name the lattices c + 2^t Z
+            codes = [edges[b] for b in sorted(self.bins) if 0 <= b < len(edges)]
+            return {"family": "float lattice", "feature": self.feature.describe(), "shape": self.shape,
+                    "set": [f"output - {self.feature.centre!r} exactly " + ("0" if c >= 2048 else f"odd * 2^{int(c)}")
+                            for c in codes][:12], "codes": len(codes)}
         return {"family": "feature", "feature": self.feature.describe(), "shape": self.shape,
                 "set": [iv if isinstance(iv, str) else f"({iv[0]:.6g}, {iv[1]:.6g}]" for iv in merged][:12]}
 
@@ -514,6 +530,19 @@ class Tally:
         return Tally(self.n + other.n, bins, patterns, examples)
 
 
+def _lattice_features(centres: tuple[np.ndarray, ...], coords: int) -> list[Feature]:
+    """``lattice`` features of the first ``coords`` coordinates, one per distinct finite centre."""
+    out: list[Feature] = []
+    for j in range(coords):
+        seen: list[float] = []
+        for centre in centres:
+            c = np.asarray(centre, dtype=float).reshape(-1)
+            if c.size > j and math.isfinite(c[j]) and float(c[j]) not in seen:
+                seen.append(float(c[j]))
+                out.append(Feature("lattice", j, centre=float(c[j])))
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class Families:
     """The event families of one pair, fixed on a screening sample: the features and their bin
@@ -524,10 +553,13 @@ class Families:
     patterns: bool = True
 
     @classmethod
-    def from_sample(cls, first: np.ndarray, second: np.ndarray, bits: bool = False) -> "Families":
+    def from_sample(cls, first: np.ndarray, second: np.ndarray, bits: bool = False,
+                    centres: tuple[np.ndarray, ...] = ()) -> "Families":
         """Features of ``(n, d)`` outputs: each coordinate (at most 32), and for vectors the sum,
         max, min, arg-max, number of ⊥ (if any) and a logistic score fitted on both samples; with
-        ``bits`` and non-integer outputs, the float-bit features of the first 4 coordinates."""
+        ``bits`` and non-integer outputs, the float-bit features of the first 4 coordinates, and
+        the lattice relative to each distinct finite centre of ``centres`` (the query answers of
+        the pair's inputs, one value per output coordinate)."""
         d = first.shape[1]
         features = [Feature("coord", j) for j in range(min(d, _MAX_COORDS))]
         if d > 1:
@@ -536,7 +568,8 @@ class Families:
                 features.append(Feature("nan_count"))
             features.append(Feature("score", score=LinearScore.fit(first, second)))
         if bits and _has_fractions(first, second):
-            features += [Feature(kind, j) for j in range(min(d, _BIT_COORDS)) for kind in _BIT_KINDS]
+            features += [Feature(kind, j) for j in range(min(d, _BIT_COORDS)) for kind in ("ulp", "lowbits")]
+            features += _lattice_features(centres, min(d, _BIT_COORDS))
         rows1, rows2 = RowStats(first), RowStats(second)
         edges = tuple((_codes if f.kind in _BIT_KINDS else _edges)(f(first, rows1), f(second, rows2))
                       for f in features)

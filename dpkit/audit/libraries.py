@@ -8,6 +8,8 @@ Each :class:`LibraryCase` wraps one call of a library as ``mechanism(database, n
 * the **neighbouring relation** the library's claim refers to, and **pairs built from the record
   domain**: datasets of extreme records (all at the lower bound, and one record moved to the
   upper bound), not a fixed shift of the answer;
+* the **query answer** of an input (``answer``), for the audit's lattice events relative to the
+  input (``None`` where the release is not the answer plus noise);
 * the **RNG bridge**: ``"bridged"`` when the audit's ``rng`` drives the library (diffprivlib's
   ``random_state``), otherwise why it cannot be (OpenDP and python-dp draw from their own
   secure generators, Pipeline-DP from its noise module); :func:`seed_reproducible` checks it by
@@ -49,7 +51,8 @@ class LibraryCase:
     reference: str = ""
     small_samples: int = 30_000  # outputs per pair in the gallery's CI budget (slow libraries get fewer)
     pairs_label: str = "all-0 vs one record at 1"
-    float_events: bool = True  # False: audit the values only, so a refutation is not a float leak
+    float_events: bool = True  # False: audit the values only (float_bits=False), so a refutation is not a float leak
+    answer: Callable[[Any], Any] | None = None  # the exact query answer of an input (the audit's answer=)
 
     @property
     def version(self) -> str:
@@ -108,14 +111,15 @@ def opendp_cases() -> list[LibraryCase]:
         rho = float(gaussian.map(1))
         cases += [
             LibraryCase("opendp", "opendp", f"make_laplace ({label}, scale 1)", run(laplace, kind), _count_pairs(),
-                        float(laplace.map(1)), 0.0, source, relation, _OWN_RNG, "pass"),
+                        float(laplace.map(1)), 0.0, source, relation, _OWN_RNG, "pass", answer=np.sum),
             LibraryCase("opendp", "opendp", f"make_gaussian ({label}, scale 2)", run(gaussian, kind), _count_pairs(),
-                        zcdp(gaussian), delta, source + f" (rho = {rho:g} zCDP)", relation, _OWN_RNG, "pass"),
+                        zcdp(gaussian), delta, source + f" (rho = {rho:g} zCDP)", relation, _OWN_RNG, "pass",
+                        answer=np.sum),
         ]
     laplace, _ = measurements(float)
     cases.insert(1, LibraryCase("opendp", "opendp", "make_laplace, false claim eps/2", run(laplace, float),
                                 _count_pairs(), float(laplace.map(1)) / 2, 0.0, source + ", halved", relation,
-                                _OWN_RNG, "refute"))
+                                _OWN_RNG, "refute", answer=np.sum))
     return cases
 
 
@@ -153,13 +157,14 @@ def diffprivlib_cases() -> list[LibraryCase]:
         call = (lambda db, rs: make(random_state=rs, **kwargs).randomise(value(db)))
         return LibraryCase("diffprivlib", "diffprivlib", name, _diffprivlib_repeat(call), _count_pairs(),
                            float(probe.epsilon), float(probe.delta), f"{type(probe).__name__}.epsilon, .delta",
-                           relation, _BRIDGED_RS, expected, _DPL_BUG_94 if expected == "refute" else "")
+                           relation, _BRIDGED_RS, expected, _DPL_BUG_94 if expected == "refute" else "", answer=value)
 
-    def tool_case(name: str, tool: Callable[..., Any], expected: str, **kwargs: Any) -> LibraryCase:
+    def tool_case(name: str, tool: Callable[..., Any], expected: str, answer: Callable[[Any], Any],
+                  **kwargs: Any) -> LibraryCase:
         call = (lambda db, rs: float(tool(np.asarray(db, dtype=float), epsilon=1.0, random_state=rs, **kwargs)))
         return LibraryCase("diffprivlib", "diffprivlib", name, _diffprivlib_repeat(call), _count_pairs(), 1.0, 0.0,
                            f"{tool.__name__}(epsilon=1.0) argument", "replace one record in [0, 1]", _BRIDGED_RS,
-                           expected, _DPL_BUG_94 if expected == "refute" else "")
+                           expected, _DPL_BUG_94 if expected == "refute" else "", answer=answer)
 
     def regression(db: Any, rs: np.random.RandomState) -> float:
         features = np.asarray(db, dtype=float).reshape(-1, 1)
@@ -190,8 +195,8 @@ def diffprivlib_cases() -> list[LibraryCase]:
                         epsilon=1.0, sensitivity=1.0, utility=[-abs(k - float(np.sum(db))) for k in range(4)],
                         random_state=rs).randomise()),
                     _count_pairs(), 1.0, 0.0, "Exponential(epsilon=1.0) argument", relation, _BRIDGED_RS, "pass"),
-        tool_case("tools.mean (eps 1, bounds [0, 1])", tools.mean, "refute", bounds=(0.0, 1.0)),
-        tool_case("tools.count_nonzero (eps 1)", tools.count_nonzero, "pass"),
+        tool_case("tools.mean (eps 1, bounds [0, 1])", tools.mean, "refute", np.mean, bounds=(0.0, 1.0)),
+        tool_case("tools.count_nonzero (eps 1)", tools.count_nonzero, "pass", np.count_nonzero),
         LibraryCase("diffprivlib", "diffprivlib", "models.LinearRegression coef (eps 1, X in [0, 1]) #105",
                     _diffprivlib_repeat(regression), regression_pairs, 1.0, 0.0, "LinearRegression(epsilon=1.0)",
                     "replace one record (x, y) in [0, 1]^2", _BRIDGED_RS, "refute", _DPL_BUG_105,
@@ -217,13 +222,13 @@ def pydp_cases() -> list[LibraryCase]:
     add_one = [(np.zeros(_RECORDS), np.zeros(_RECORDS + 1))]
     return [LibraryCase("python-dp", "python-dp", "BoundedSum (eps 1, bounds [0, 1])",
                         run(lambda: BoundedSum(**bounds)), _count_pairs(), 1.0, 0.0, source.format("BoundedSum"),
-                        relation, _OWN_RNG, "pass"),
+                        relation, _OWN_RNG, "pass", answer=np.sum),
             LibraryCase("python-dp", "python-dp", "BoundedMean (eps 1, bounds [0, 1])",
                         run(lambda: BoundedMean(**bounds)), _count_pairs(), 1.0, 0.0, source.format("BoundedMean"),
-                        relation, _OWN_RNG, "pass"),
+                        relation, _OWN_RNG, "pass", answer=np.mean),
             LibraryCase("python-dp", "python-dp", "Count (eps 1)", run(lambda: Count(epsilon=1.0, dtype="float")),
                         add_one, 1.0, 0.0, source.format("Count"), "add or remove one record", _OWN_RNG, "pass",
-                        pairs_label="10 records vs 11")]
+                        pairs_label="10 records vs 11", answer=len)]
 
 
 def _pipeline_dp_run(metric_name: str, epsilon: float) -> tuple[Callable[[Any, int, np.random.Generator], np.ndarray],
@@ -274,7 +279,8 @@ def pipeline_dp_cases() -> list[LibraryCase]:
         cases.append(LibraryCase("pipeline-dp", "pipeline-dp", f"DPEngine {metric} (LocalBackend, eps 1)",
                                  mechanism, pairs, eps, delta, source, relation,
                                  "not bridged: draws from its own noise module and ignores rng "
-                                 "(not seed-reproducible)", "pass", pairs_label="10 records at 0 vs + one at 1"))
+                                 "(not seed-reproducible)", "pass", pairs_label="10 records at 0 vs + one at 1",
+                                 answer=len if metric == "COUNT" else np.sum))
     return cases
 
 

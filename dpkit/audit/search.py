@@ -371,21 +371,22 @@ def search_pairs(mechanism: Callable[[Any, int, np.random.Generator], Any], *, c
 
 def audit_searched(mechanism: Callable[[Any, int, np.random.Generator], Any], *, claimed_epsilon: float,
                    claimed_delta: float = 0.0, budget: int, samples: int, rng: Any = 0, confidence: float = 0.95,
-                   **search_options: Any) -> SearchedAudit:
+                   float_bits: bool = True, **search_options: Any) -> SearchedAudit:
     """:func:`search_pairs` with ``budget`` outputs, then :func:`~dpkit.audit.audit` of the best
     pair with ``samples`` fresh outputs (seeded independently of the search).
 
     The confirmed ``epsilon_lower_bound`` holds with probability ≥ ``confidence``: the pair is a
     function of the search samples only, and the audit's bound is valid for any fixed pair.
-    The total cost is ``budget + samples`` outputs; ``search_options`` go to :func:`search_pairs`.
+    The total cost is ``budget + samples`` outputs; ``float_bits`` goes to the audit (``False``: the
+    mechanism in exact arithmetic), ``search_options`` to :func:`search_pairs`.
 
     Examples
     --------
     >>> import numpy as np
-    >>> def noisy_sum(q, n, rng):      # correct: Laplace(1/0.5) on a sum of answers moving by ≤ 1 ...
+    >>> def noisy_sum(q, n, rng):      # 0.5-DP in exact arithmetic: Laplace(2) on a sum moving by ≤ 1
     ...     return np.sum(q) + rng.laplace(scale=2.0, size=n)
     >>> r = audit_searched(noisy_sum, claimed_epsilon=0.5, budget=60_000, samples=60_000, lengths=(1,),
-    ...                    relation="one", rng=2)
+    ...                    relation="one", rng=2, float_bits=False)
     >>> r.audit.violation, r.epsilon_lower_bound <= 0.5
     (False, True)
     """
@@ -394,5 +395,6 @@ def audit_searched(mechanism: Callable[[Any, int, np.random.Generator], Any], *,
                          rng=_child_seed(seed, 0), confidence=confidence,
                          confirm_samples=check_integer("samples", samples, minimum=1), **search_options)
     result = audit(mechanism, [(found.pair.first, found.pair.second)], claimed_epsilon=claimed_epsilon,
-                   claimed_delta=claimed_delta, confidence=confidence, samples=samples, rng=_child_seed(seed, 1))
+                   claimed_delta=claimed_delta, confidence=confidence, samples=samples, rng=_child_seed(seed, 1),
+                   float_bits=float_bits)
     return SearchedAudit(found, result)

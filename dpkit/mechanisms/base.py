@@ -103,6 +103,11 @@ class AuditAdapter:
     def __call__(self, database: Any, n: int, rng: Any) -> Any:
         return self.mechanism.sample(database, size=n, rng=rng)
 
+    def query_answer(self, database: Any) -> Any:
+        """The exact query answer the noise is centred on: ``database`` itself (the audit's
+        ``answer``, for its lattice events relative to the input)."""
+        return database
+
 
 def check_size(size: Any) -> int | None:
     """``None`` or an integer ``>= 1``."""

@@ -17,7 +17,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpkit.audit import audit
-from dpkit.audit.bits import ZERO_GRANULARITY, describe_ulp_code, granularity, low_bits, trailing_zeros, ulp_code
+from dpkit.audit.bits import (
+    ZERO_GRANULARITY,
+    describe_ulp_code,
+    difference_granularity,
+    granularity,
+    low_bits,
+    trailing_zeros,
+    ulp_code,
+)
+from dpkit.audit.events import Families, candidates_from_tallies
 from dpkit.mechanisms.snapping import SnappingMechanism
 
 
@@ -57,15 +66,14 @@ def test_special_values():
 
 
 def test_naive_laplace_count_is_refuted_from_outputs_alone():
-    r = audit(naive_laplace_count, [([0.0], [1.0])], claimed_epsilon=1.0, samples=1_000_000, rng=0,
-              float_events=True, float_bits=True)
+    r = audit(naive_laplace_count, [([0.0], [1.0])], claimed_epsilon=1.0, samples=1_000_000, rng=0)
     assert r.violation and r.epsilon_lower_bound > 5.0
 
 
 def test_naive_gaussian_count_is_refuted_without_replay():
     # numpy's ziggurat normal cannot be replayed: the bits alone refute it, at the full α
     r = audit(naive_gaussian_count, [([0.0], [1.0])], claimed_epsilon=1.0, claimed_delta=1e-5, samples=1_000_000,
-              rng=0, float_events=True)
+              rng=0, float_events=True)  # the replay cannot run on a ziggurat normal: no α spent on it
     assert r.violation and r.epsilon_lower_bound > 5.0
     assert r.witness["event"]["family"] == "float bits" and r.float_check.startswith("not run")
     assert r.assumption is None  # a frequency bound on fresh outputs: no assumption
@@ -73,8 +81,7 @@ def test_naive_gaussian_count_is_refuted_without_replay():
 
 def test_snapped_mechanism_is_not_refuted():
     mech = SnappingMechanism.from_epsilon(1.0, bound=10.0, sensitivity=1.0)
-    r = audit(mech.as_audit_callable(), "statdp-one", claimed_epsilon=mech.epsilon, samples=400_000, rng=0,
-              float_events=True)
+    r = audit(mech.as_audit_callable(), "statdp-one", claimed_epsilon=mech.epsilon, samples=400_000, rng=0)
     assert not r.violation
 
 
@@ -87,7 +94,7 @@ def test_mechanisms_that_ignore_the_input_are_never_refuted(centre, scale, seed)
     def same(db, n, rng):
         return centre + rng.laplace(0.0, scale, size=n)
 
-    r = audit(same, [([0.0], [1.0])], claimed_epsilon=0.5, samples=40_000, rng=seed, float_bits=True)
+    r = audit(same, [([0.0], [1.0])], claimed_epsilon=0.5, samples=40_000, rng=seed, answer=lambda db: db)
     assert not r.violation
 
 
@@ -98,5 +105,46 @@ def test_dpkit_gaussian_mechanism_is_refuted_as_executed():
     mech = GaussianMechanism.from_epsilon_delta(1.0, 1e-5)
     assert not mech.floating_point_safe
     r = audit(mech.as_audit_callable(), [([0.0], [1.0])], claimed_epsilon=1.0, claimed_delta=1e-5,
-              samples=1_000_000, rng=0, float_events=True)
+              samples=1_000_000, rng=0)
     assert r.violation and r.epsilon_lower_bound > 5.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False), st.floats(allow_nan=False, allow_infinity=False))
+def test_difference_granularity_is_the_2_adic_valuation_of_the_exact_difference(x, centre):
+    g = float(difference_granularity(np.array([x]), centre)[0])
+    diff = Fraction(x) - Fraction(centre)  # exact rational arithmetic
+    if diff == 0:
+        assert g == ZERO_GRANULARITY
+    else:
+        q = diff / Fraction(2) ** int(g)
+        assert q.denominator == 1 and q.numerator % 2 == 1
+
+
+def test_lattice_events_need_the_answer_and_say_when_it_is_unknown():
+    # the numpy Laplace count with the answer known: output - answer lies on the noise's own grid on
+    # one input and on the answer's ulp grid on the other; with no answer, a note says the family did not run
+    known = audit(naive_laplace_count, [([0.0], [1.0])], claimed_epsilon=1.0, samples=60_000, rng=0,
+                  answer=np.sum)
+    assert known.violation and not any("query answer" in n for n in known.notes)
+    unknown = audit(naive_laplace_count, [([0.0], [1.0])], claimed_epsilon=1.0, samples=60_000, rng=0)
+    assert unknown.violation and any("not run: the audit does not know the query answer" in n for n in unknown.notes)
+
+
+def test_lattice_family_describes_its_sets():
+    rng = np.random.default_rng(0)
+    first = (0.0 + rng.laplace(0.0, 1.0, 4000))[:, None]
+    second = (1.0 + rng.laplace(0.0, 1.0, 4000))[:, None]
+    families = Families.from_sample(first, second, bits=True, centres=(np.array([0.0]), np.array([1.0])))
+    lattice = [f for f in families.features if f.kind == "lattice"]
+    assert [f.centre for f in lattice] == [0.0, 1.0]
+    cands = candidates_from_tallies(families, families.tally(first), families.tally(second), 0, delta=0.0,
+                                    confirm_size=10_000, z=2.0)
+    best = max((c for c in cands if getattr(c.event, "feature", None) in lattice), key=lambda c: c.predicted)
+    described = best.event.describe()
+    assert described["family"] == "float lattice" and "2^" in described["set"][0]
+
+
+def test_float_bits_false_audits_the_values_only():
+    r = audit(naive_laplace_count, [([0.0], [1.0])], claimed_epsilon=1.0, samples=60_000, rng=0, float_bits=False)
+    assert not r.violation and r.witness["event"]["family"] != "float bits"

@@ -22,8 +22,9 @@ def test_correct_laplace_sum_never_confirms_more_than_its_epsilon():
     runs = 16
     violations = 0
     for seed in range(runs):
+        # the catalogue's Laplace sum is 0.5-DP in exact arithmetic: audited on its values only
         r = audit_searched(C.Entry(C.noisy_sum, 0.5), claimed_epsilon=0.5, budget=20_000, samples=20_000,
-                           lengths=(1, 3), relation="one", population=8, rng=seed)
+                           lengths=(1, 3), relation="one", population=8, rng=seed, float_bits=False)
         assert isinstance(r, SearchedAudit) and r.audit.samples <= 20_000 and r.search.samples <= 20_000
         violations += r.audit.violation
         assert r.epsilon_lower_bound == r.audit.epsilon_lower_bound

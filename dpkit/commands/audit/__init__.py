@@ -299,9 +299,14 @@ def register(subparsers: Any) -> None:
                         help="module:function is function(database, rng) returning one output (a Python loop: slow)")
     parser.add_argument("--length", type=int, help="number of query answers in the patterns (default 10)")
     parser.add_argument("--samples", type=samples_option, help="total mechanism samples, or auto (default 10^7)")
+    parser.add_argument("--float-bits", action=argparse.BooleanOptionalAction, default=None,
+                        help="events on the bits of float outputs (ulp grid, last bits, lattice relative to the "
+                             "query answer), selected like any other event at no extra error budget: on by default "
+                             "(--algorithm: off, the papers' claims are in exact arithmetic); --no-float-bits audits "
+                             "the mechanism in exact arithmetic (its values only)")
     parser.add_argument("--float-events", action="store_true", default=None,
-                        help="audit as executed on doubles: add events on the bits of the outputs (ulp grid, last "
-                             "bits) and first replay the sampler for outputs producible on one input only")
+                        help="also replay the sampler for outputs producible on one input only (spends half the "
+                             "error budget if the replay runs; if it cannot, the result says so and spends none)")
     parser.add_argument("--assumption", choices=("gaussian",),
                         help="gaussian: bound mu of a Gaussian trade-off curve and report epsilon at the claimed delta "
                              "(valid only if the curve is Gaussian; needs --claimed-delta > 0)")

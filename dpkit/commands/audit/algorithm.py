@@ -90,6 +90,9 @@ def run_algorithm(args: argparse.Namespace) -> int:
     if scenario.true_epsilon is not None:
         print(f"true epsilon of this instance: {scenario.true_epsilon:.4f} ({scenario.true_epsilon_note})")
     print(f"predicted: {scenario.prediction}")
+    if not keywords.get("float_bits", False):
+        print("audited in exact arithmetic: the released values only, as the claim is stated (--float-bits audits "
+              "the float outputs as executed)")
     print(f"neighbouring relation: {relation}")
     for line in witness_lines(witness, change):
         print(line)

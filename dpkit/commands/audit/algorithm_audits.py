@@ -18,6 +18,7 @@ from typing import Any
 
 from dpkit.algorithms.audit_instances import AuditScenario, make_scenario
 from dpkit.audit import AuditResult, audit, ceiling_epsilon
+from dpkit.audit.api import minimum_samples
 
 __all__ = ["AuditRecord", "Planned", "PLAN", "audit_scenario", "run_scenario", "audit_algorithm"]
 
@@ -25,8 +26,14 @@ __all__ = ["AuditRecord", "Planned", "PLAN", "audit_scenario", "run_scenario", "
 def audit_scenario(scenario: AuditScenario, *, samples: int | None = None, rng: Any = 0, confidence: float = 0.95,
                    executor: Any = None, **keywords: Any) -> AuditResult:
     """:func:`dpkit.audit.audit` of ``scenario``'s mechanism, pairs and claim (``samples``: default
-    ``scenario.samples``; ``keywords`` go to :func:`~dpkit.audit.audit`)."""
+    ``scenario.samples``; ``keywords`` go to :func:`~dpkit.audit.audit`).
+
+    The papers' claims are about their algorithms in exact (real) arithmetic, so these audits test
+    the calibration of the values: ``float_bits=False`` unless ``keywords`` say otherwise. As
+    executed, the algorithms' continuous Gaussian releases also leak through their float bits
+    (``float_bits=True`` refutes them; ``docs/audit.md``)."""
     samples = scenario.samples if samples is None else samples
+    keywords.setdefault("float_bits", False)
     return audit(scenario.mechanism, scenario.pairs, scenario.claimed_epsilon, scenario.claimed_delta,
                  confidence=confidence, samples=samples, rng=rng, executor=executor, **keywords)
 
@@ -112,11 +119,12 @@ class Planned:
         return f"{self.algorithm}{'' if T is None else f' T={T}'}"
 
     def quick(self) -> Planned:
-        """A tenth of the samples (at least 1,000), transcripts at most 10 rounds."""
+        """A tenth of the samples (at least ``minimum_samples(1)`` = 2,000, the smallest audit of one
+        pair), transcripts at most 10 rounds."""
         parameters = dict(self.parameters)
         if "iterations" in parameters:
             parameters["iterations"] = min(parameters["iterations"], 10)
-        return dataclasses.replace(self, samples=max(1_000, self.samples // 10), parameters=parameters)
+        return dataclasses.replace(self, samples=max(minimum_samples(1), self.samples // 10), parameters=parameters)
 
 
 PLAN: list[Planned] = [

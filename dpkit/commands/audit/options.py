@@ -1,5 +1,6 @@
 """Options of ``dpkit audit`` that pass straight to :func:`dpkit.audit.audit`: ``--samples``
-(a number or ``auto``), ``--float-events``, ``--assumption``, and the run-time estimate callback.
+(a number or ``auto``), ``--float-bits``/``--no-float-bits``, ``--float-events``, ``--assumption``, and the
+run-time estimate callback.
 
 :func:`library_keywords` also refuses combinations that would mislead (a Gaussian-curve fit of a
 mechanism that is not Gaussian).
@@ -32,8 +33,8 @@ def samples_option(text: str) -> int | str:
 
 
 def library_keywords(args: argparse.Namespace, on_estimate: Callable[[float], None] | None) -> dict[str, Any]:
-    """Keyword arguments of :func:`dpkit.audit.audit` for ``--float-events``, ``--assumption`` and the
-    run-time estimate callback ``on_estimate``.
+    """Keyword arguments of :func:`dpkit.audit.audit` for ``--float-bits``/``--no-float-bits`` (only when
+    given), ``--float-events``, ``--assumption`` and the run-time estimate callback ``on_estimate``.
 
     Raises
     ------
@@ -43,6 +44,8 @@ def library_keywords(args: argparse.Namespace, on_estimate: Callable[[float], No
         Gaussian curve would overstate its ε and refute a true claim).
     """
     keywords: dict[str, Any] = {"on_estimate": on_estimate}
+    if getattr(args, "float_bits", None) is not None:
+        keywords["float_bits"] = bool(args.float_bits)
     if getattr(args, "float_events", None):
         keywords["float_events"] = True
     if getattr(args, "assumption", None) is not None:

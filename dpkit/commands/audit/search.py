@@ -96,7 +96,8 @@ def run_search(target: Callable[..., Any], args: argparse.Namespace, family: str
     budget = samples if args.search_budget is None else args.search_budget
     found = audit_searched(target, claimed_epsilon=args.claimed_epsilon, claimed_delta=args.claimed_delta,
                            budget=budget, samples=samples, rng=args.seed, confidence=args.confidence,
-                           lengths=lengths, sensitivity=args.sensitivity, relation=PATTERN_NAMES[family])
+                           lengths=lengths, sensitivity=args.sensitivity, relation=PATTERN_NAMES[family],
+                           float_bits=args.float_bits is not False)
     search = found.search
     summary = {
         "pair_label": search.pair.label,
