@@ -152,10 +152,11 @@ verdict up to the audit's error rate (0.05).
 
 | library | issue | what | status here |
 |---|---|---|---|
-| diffprivlib | [#94](https://github.com/IBM/differential-privacy-library/issues/94) | precision attacks on the float Laplace/Gaussian samplers (Haney et al. 2022) | case `mechanisms.Laplace`, `mechanisms.GaussianAnalytic`: refuted from the outputs alone |
-| diffprivlib | [#105](https://github.com/IBM/differential-privacy-library/issues/105) | `LinearRegression` computes sensitivity 0 when a feature's lower bound is 0 case `models.LinearRegression coef ... #105`: the X_i^2 term of the objective is released without noise, so two datasets whose sums of x^2 differ (1 vs 0.01) scale the coefficient's noise by 100; refuted (open upstream; fix proposed in [PR #110](https://github.com/IBM/differential-privacy-library/pull/110)) |
+| diffprivlib | [#94](https://github.com/IBM/differential-privacy-library/issues/94) | precision attacks on the float Laplace/Gaussian samplers (Haney et al. 2022) | case `mechanisms.Laplace`, `mechanisms.GaussianAnalytic`: refuted from the outputs alone (open upstream) |
+| diffprivlib | [#105](https://github.com/IBM/differential-privacy-library/issues/105) | `LinearRegression` computes sensitivity 0 when a feature's lower bound is 0 | case `models.LinearRegression coef ... #105`: the X_i^2 term of the objective is released without noise, so two datasets whose sums of x^2 differ (1 vs 0.01) scale the coefficient's noise by 100; refuted (open upstream; fix proposed in [PR #110](https://github.com/IBM/differential-privacy-library/pull/110)) |
+| diffprivlib | [#104](https://github.com/IBM/differential-privacy-library/issues/104) | five reported places, the first being #105; the second says `LinearRegression(fit_intercept=True)` centres X and y on one budget share without composing the two | not reproduced here: no case audits the intercept path yet (open upstream) |
 
-Tracker status was not re-checked when this page was generated.
+Tracker status as read from the trackers on 2026-11-27 (the page's generator does not query them).
 
 ## Which checks analyse which library
 
