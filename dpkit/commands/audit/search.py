@@ -71,7 +71,8 @@ def check_search_options(args: argparse.Namespace) -> None:
         "--sequential": bool(args.sequential),
         "--float-events": bool(args.float_events),
         "--samples auto": args.samples == "auto",
-        "--workers": args.workers != 1,
+        "--workers": args.workers is not None,
+        "--power": getattr(args, "power", None) is not None,
         "--batch-timeout": args.batch_timeout is not None,
         "--assumption": args.assumption is not None,
     }
