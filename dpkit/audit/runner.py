@@ -148,7 +148,8 @@ class Runner:
         self.on_estimate = on_estimate
         self.clock = clock
         self.estimator = RunEstimator(cost, workers, clock)
-        self.estimates: list[tuple[float, float]] = []  # (elapsed, predicted total) of every reported estimate
+        self.estimates: list[tuple[float, float, int]] = []  # (elapsed, predicted total, planned) of each estimate
+        self.phases: list[tuple[float, int]] = []  # (elapsed, outputs drawn) at the start of each phase
         self._measured = False
 
     def block_size(self, n: int) -> int:
@@ -168,20 +169,24 @@ class Runner:
         self.estimator.cost = cost
         return cost
 
-    def set_workers(self, executor: concurrent.futures.Executor | None, workers: int) -> None:
-        """Run later batches on ``executor``, ``workers`` at a time."""
+    def set_workers(self, executor: concurrent.futures.Executor | None, workers: int,
+                    speedup: float | None = None) -> None:
+        """Run later batches on ``executor``, ``workers`` at a time, ``speedup`` times as fast as one
+        process (default ``workers``; see :func:`~dpkit.audit.throughput.parallel_speedup`)."""
         self.executor = executor
         self.estimator.workers = max(int(workers), 1)
+        self.estimator.speedup = float(self.estimator.workers if speedup is None else speedup)
 
     def start_phase(self, n: int | None = None) -> None:
         """Mark the start of a phase whose per-output cost differs (selection, confirmation), whose
         requests are of about ``n`` outputs (default: ``batch_size``); report the estimate."""
         self.estimator.start_phase(self.block_size(n) if n is not None else self.batch_size)
+        self.phases.append((self.clock() - self.estimator.started, self.samples))
         self._measured = False
         self._report(force=True)
 
     def _report(self, force: bool = False) -> None:
-        if self.on_estimate is None or self.planned <= 0:
+        if self.planned <= 0:
             return
         total = self.estimator.total(self.planned - self.samples)
         if total is None:
@@ -189,8 +194,9 @@ class Runner:
         elapsed = self.clock() - self.estimator.started
         last = self.estimates[-1] if self.estimates else None
         if force or last is None or (abs(total - last[1]) >= _REVISION * last[1] and elapsed - last[0] >= _QUIET):
-            self.estimates.append((elapsed, total))
-            self.on_estimate(total)
+            self.estimates.append((elapsed, total, self.planned))
+            if self.on_estimate is not None:
+                self.on_estimate(total)
 
     def _timed_out(self, n: int) -> AuditTimeoutError:
         return AuditTimeoutError(f"a batch of {n} mechanism outputs did not finish within batch_timeout="

@@ -18,6 +18,10 @@ still planned at the current phase's rate. Until a phase has finished ``2 × wor
 the rate is the pilot's cost at the phase's batch size divided by the workers; from then on it
 is the rate measured in the phase (which includes the event counting and the workers' real
 speed-up). Its clock is injectable, so its arithmetic is tested without timing anything.
+
+On a shared machine ``W`` workers do not run ``W`` times faster: :func:`parallel_speedup` takes
+the other runnable processes (:func:`other_load`, from the 1-minute load average) into account,
+assuming the scheduler shares the cores fairly between runnable processes.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ import os
 import time
 from typing import Any, Callable
 
-__all__ = ["CallCost", "RunEstimator", "available_cores", "choose_workers", "time_pilot", "PILOT_SECONDS",
-           "PARALLEL_SECONDS", "SLOW_OUTPUT_SECONDS"]
+__all__ = ["CallCost", "RunEstimator", "available_cores", "choose_workers", "parallel_speedup", "other_load",
+           "time_pilot", "PILOT_SECONDS", "PARALLEL_SECONDS", "SLOW_OUTPUT_SECONDS"]
 
 PILOT_SECONDS = 0.1
 """The pilot stops at the first call that takes at least this long (or at :data:`PILOT_MAX_OUTPUTS`)."""
@@ -113,6 +117,25 @@ def available_cores() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
+def other_load() -> float:
+    """Runnable processes besides this one: the 1-minute load average less one (0 where unknown)."""
+    try:
+        return max(os.getloadavg()[0] - 1.0, 0.0)
+    except (AttributeError, OSError):  # pragma: no cover - not Unix
+        return 0.0
+
+
+def parallel_speedup(workers: int, cores: int, others: float = 0.0) -> float:
+    """Throughput of ``workers`` busy processes over that of one, on ``cores`` cores shared fairly
+    with ``others`` runnable processes: ``min(W, c·W/(W + o)) / min(1, c/(1 + o))``.
+
+    >>> parallel_speedup(2, 2), parallel_speedup(2, 2, others=2.0), parallel_speedup(4, 2)
+    (2.0, 1.5, 2.0)
+    """
+    w, c, o = max(int(workers), 1), max(int(cores), 1), max(float(others), 0.0)
+    return min(w, c * w / (w + o)) / min(1.0, c / (1.0 + o))
+
+
 def choose_workers(cost: CallCost, planned_outputs: int, block: int, cores: int) -> tuple[int, str]:
     """Worker processes for an audit of ``planned_outputs`` outputs in calls of ``block``, and why.
 
@@ -145,6 +168,9 @@ class RunEstimator:
         The pilot's :class:`CallCost` (``None``: no prediction until a phase has a measured rate).
     workers
         Batches run at once.
+    speedup
+        Expected throughput of the ``workers`` over one process (default ``workers``; see
+        :func:`parallel_speedup`), used with the pilot's rate.
     clock
         Seconds (monotone); injectable for tests.
 
@@ -160,9 +186,11 @@ class RunEstimator:
     25.0
     """
 
-    def __init__(self, cost: CallCost | None, workers: int = 1, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, cost: CallCost | None, workers: int = 1, clock: Callable[[], float] = time.perf_counter,
+                 speedup: float | None = None):
         self.cost = cost
         self.workers = max(int(workers), 1)
+        self.speedup = float(self.workers if speedup is None else speedup)
         self.clock = clock
         self.started = clock()
         self._phase = (self.started, 0, 0)  # (start time, outputs done, batches done) in the phase
@@ -189,7 +217,7 @@ class RunEstimator:
             return (self.clock() - since) / done
         if self.cost is None:
             return None
-        return self.cost.per_output_at(self._block) / self.workers
+        return self.cost.per_output_at(self._block) / max(self.speedup, 1e-9)
 
     def total(self, remaining: int) -> float | None:
         """Elapsed seconds plus ``remaining`` outputs at :meth:`rate` (``None`` without a rate)."""

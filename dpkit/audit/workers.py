@@ -15,7 +15,7 @@ import pickle
 from typing import Any
 
 from dpkit.audit.runner import Runner
-from dpkit.audit.throughput import CallCost, available_cores, choose_workers
+from dpkit.audit.throughput import CallCost, available_cores, choose_workers, other_load, parallel_speedup
 
 __all__ = ["Workers", "start_workers"]
 
@@ -34,9 +34,11 @@ class Workers:
         return (f"throughput: {self.reason}",) if self.count > 1 or "pickled" in self.reason else ()
 
     def summary(self, runner: Runner) -> dict[str, Any]:
-        """``AuditResult.throughput``: the pilot, the workers and every reported estimate."""
+        """``AuditResult.throughput``: the pilot, the workers, every reported estimate ``[elapsed s,
+        predicted total s, planned outputs]`` and the start of every phase ``[elapsed s, outputs drawn]``."""
         return {"pilot": self.cost.to_dict(), "workers": self.count, "reason": self.reason,
-                "estimates": [list(e) for e in runner.estimates]}
+                "speedup_assumed": runner.estimator.speedup,
+                "estimates": [list(e) for e in runner.estimates], "phases": [list(p) for p in runner.phases]}
 
     def close(self) -> None:
         """Stop the pool this module started (never the caller's executor)."""
@@ -76,5 +78,5 @@ def start_workers(runner: Runner, pairs: list[Any], workers: int | None, executo
         runner.set_workers(None, 1)
         return Workers(1, reason, cost)
     pool = concurrent.futures.ProcessPoolExecutor(count)
-    runner.set_workers(pool, count)
+    runner.set_workers(pool, count, parallel_speedup(count, available_cores(), other_load()))
     return Workers(count, reason, cost, pool)
