@@ -21,7 +21,10 @@ speed-up). Its clock is injectable, so its arithmetic is tested without timing a
 
 On a shared machine ``W`` workers do not run ``W`` times faster: :func:`parallel_speedup` takes
 the other runnable processes (:func:`other_load`, from the 1-minute load average) into account,
-assuming the scheduler shares the cores fairly between runnable processes.
+assuming the scheduler shares the cores fairly between runnable processes. Until the phase has
+measured it, the estimate assumes :func:`hedged_speedup`, the geometric mean of 1 and that
+fair-share speed-up: the real one lies between the two (other work may start at any time), and
+the geometric mean halves the worst ratio of estimate to truth on either side.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ import os
 import time
 from typing import Any, Callable
 
-__all__ = ["CallCost", "RunEstimator", "available_cores", "choose_workers", "parallel_speedup", "other_load",
+__all__ = ["CallCost", "RunEstimator", "available_cores", "choose_workers", "hedged_speedup", "parallel_speedup",
+           "other_load",
            "time_pilot", "PILOT_SECONDS", "PARALLEL_SECONDS", "SLOW_OUTPUT_SECONDS"]
 
 PILOT_SECONDS = 0.1
@@ -134,6 +138,15 @@ def parallel_speedup(workers: int, cores: int, others: float = 0.0) -> float:
     """
     w, c, o = max(int(workers), 1), max(int(cores), 1), max(float(others), 0.0)
     return min(w, c * w / (w + o)) / min(1.0, c / (1.0 + o))
+
+
+def hedged_speedup(workers: int, cores: int, others: float = 0.0) -> float:
+    """``√(parallel_speedup(...))``: the speed-up an estimate assumes before measuring it.
+
+    >>> hedged_speedup(4, 4)
+    2.0
+    """
+    return math.sqrt(parallel_speedup(workers, cores, others))
 
 
 def choose_workers(cost: CallCost, planned_outputs: int, block: int, cores: int) -> tuple[int, str]:

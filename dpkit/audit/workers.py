@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import math
 import pickle
 from typing import Any
 
 from dpkit.audit.runner import Runner
-from dpkit.audit.throughput import CallCost, available_cores, choose_workers, other_load, parallel_speedup
+from dpkit.audit.throughput import CallCost, available_cores, choose_workers, hedged_speedup, other_load
 
 __all__ = ["Workers", "start_workers"]
 
@@ -63,7 +64,7 @@ def start_workers(runner: Runner, pairs: list[Any], workers: int | None, executo
     cost = runner.pilot(pairs[0].first)
     if executor is not None:
         count = workers or getattr(executor, "_max_workers", None) or available_cores()
-        runner.set_workers(executor, count)
+        runner.set_workers(executor, count, math.sqrt(count))  # hedged: its cores and their load are unknown
         return Workers(count, "the caller's executor", cost)
     if workers is not None:
         count, reason = workers, f"workers={workers} (pinned)"
@@ -78,5 +79,5 @@ def start_workers(runner: Runner, pairs: list[Any], workers: int | None, executo
         runner.set_workers(None, 1)
         return Workers(1, reason, cost)
     pool = concurrent.futures.ProcessPoolExecutor(count)
-    runner.set_workers(pool, count, parallel_speedup(count, available_cores(), other_load()))
+    runner.set_workers(pool, count, hedged_speedup(count, available_cores(), other_load()))
     return Workers(count, reason, cost, pool)

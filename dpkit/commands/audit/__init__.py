@@ -352,10 +352,13 @@ def _run(args: argparse.Namespace) -> int:
         if args.search:
             family = args.pairs or family
             samples = DEFAULT_SAMPLES if args.samples is None else args.samples
+            bar = _Bar(args.quiet or args.json, args.workers)
             try:
-                result, search = run_search(target, args, family, samples)
+                result, search = run_search(target, args, family, samples, bar.estimate)
             except MechanismError as error:
                 raise _mechanism_failed(args, error) from None
+            finally:
+                bar.close()
             pairs_name = family
             relation = describe_search(family, tuple(search["lengths"]), args.sensitivity)
         else:
