@@ -33,13 +33,13 @@ class FixedWorkLaplace:
 
     def __init__(self, scale: float, work: int):
         self.scale, self.work = float(scale), int(work)
-        self._x = np.linspace(0.0, 1.0, self.work)
 
     def __call__(self, db: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        x = np.linspace(0.0, 1.0, self.work)  # built per call: the pickled mechanism stays small
         out = np.empty(n)
         total = float(np.sum(db))
         for i in range(n):
-            np.cumsum(self._x)
+            np.cumsum(x)
             out[i] = total + rng.laplace(scale=self.scale)
         return out
 

@@ -123,6 +123,7 @@ def test_a_slow_pilot_starts_workers_and_an_unpicklable_mechanism_stays_in_proce
         pool.close()
     slow = VirtualCostMechanism(VirtualClock(), 0.0, 1e-3)
     closure = Runner(lambda db, n, rng: slow(db, n, rng), 0, clock=slow.clock)
+    monkeypatch.setattr(W, "_fork_available", lambda: False)  # a platform that cannot fork: one process
     single = W.start_workers(closure, pairs, None, None, planned=100_000, block=2048)
     assert single.count == 1 and closure.executor is None and "cannot be pickled" in single.notes()[0]
     pinned = W.start_workers(Runner(C.Entry(C.noisy_sum, 1.0), 0), pairs, 1, None, planned=10**8, block=2048)
@@ -137,6 +138,20 @@ def test_workers_give_bit_identical_results():
     assert parallel.throughput["workers"] == 2 and serial.throughput["workers"] == 1
     for field in ("epsilon_lower_bound", "p_value", "witness", "samples", "method"):
         assert getattr(parallel, field) == getattr(serial, field)
+
+
+def test_a_closure_runs_on_forked_workers_with_identical_results():
+    # a closure cannot be pickled: the workers are forked after it is registered and inherit it
+    def closure(db, n, rng):
+        return np.sum(db) + rng.laplace(scale=0.5, size=n)
+
+    kwargs = dict(claimed_epsilon=1.0, samples=40_000, rng=3)
+    serial = audit(closure, "statdp-one", workers=1, **kwargs)
+    forked = audit(closure, "statdp-one", workers=2, **kwargs)
+    assert forked.throughput["workers"] == 2 and "inherit" in forked.throughput["reason"]
+    assert (forked.epsilon_lower_bound, forked.p_value, forked.witness) == (serial.epsilon_lower_bound,
+                                                                            serial.p_value, serial.witness)
+    assert not W._INHERITED  # released when the audit ends
 
 
 def test_sequential_stream_never_reuses_a_batch_seed():
