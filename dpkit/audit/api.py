@@ -399,9 +399,12 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     pool = start_workers(runner, pair_list, s.workers, executor, _AUTO_SELECTION if s.auto else s.total,
                          runner.block_size(_SCREEN_CAP))
     try:
-        return _phases(mechanism, s, pair_list, entropy, seed, runner, pool, start)
-    finally:
-        pool.close()
+        result = _phases(mechanism, s, pair_list, entropy, seed, runner, pool, start)
+    except BaseException:
+        pool.close(wait=False)
+        raise
+    pool.close()
+    return result
 
 
 def _phases(mechanism: Any, s: _Settings, pair_list: list[Any], entropy: int, seed: Any, runner: Runner,
@@ -423,8 +426,7 @@ def _phases(mechanism: Any, s: _Settings, pair_list: list[Any], entropy: int, se
         runner.planned = runner.samples + 2 * m
     runner.start_phase(m)
     if sample_plan is not None:
-        predicted = runner.estimates[-1][1] if runner.estimates else runner.estimator.total(2 * m)
-        sample_plan = dict(sample_plan.to_dict(), predicted_seconds=predicted)
+        sample_plan = dict(sample_plan.to_dict(), predicted_seconds=runner.estimator.total(2 * m))
     confirmation = (_confirm_sequential(runner, s, pair_list, plan, chosen, m, level, notes) if s.sequential
                     else _confirm_fixed(runner, s, pair_list, plan, chosen, m, level))
     result = _assemble(s, runner, pair_list, chosen, confirmation, notes, floats, level, start, seed)

@@ -353,8 +353,10 @@ def search_pairs(mechanism: Callable[[Any, int, np.random.Generator], Any], *, c
     try:
         evaluated, scored, n = _rounds(runner, pool, seen, gen, rounds, n, keep, lengths, centre, sensitivity,
                                        relation, claimed_delta, confirm_size, z)
-    finally:
-        workers_used.close()
+    except BaseException:
+        workers_used.close(wait=False)
+        raise
+    workers_used.close()
     best_estimate, best = scored[0]
     pair = _to_pair(best, centre, sensitivity, relation)
     notes = ("screening_estimate is chosen on the search samples (not certified): confirm it on fresh samples "

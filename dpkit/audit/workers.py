@@ -46,10 +46,11 @@ class Workers:
                 "speedup_assumed": runner.estimator.speedup,
                 "estimates": [list(e) for e in runner.estimates], "phases": [list(p) for p in runner.phases]}
 
-    def close(self) -> None:
-        """Stop the pool this module started (never the caller's executor)."""
+    def close(self, wait: bool = True) -> None:
+        """Stop the pool this module started (never the caller's executor): after a finished run, wait
+        for its idle processes to exit; after an error (a batch may hang), cancel and do not wait."""
         if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool.shutdown(wait=wait, cancel_futures=True)
             self.pool = None
         if self.inherited is not None:
             self.inherited.release()
