@@ -9,7 +9,9 @@ For each case the audit runs serially (``workers=1``) and with the default worke
 costs ≥ 50 µs), on the same seed. Printed per run: every run-time estimate the audit reported
 (``result.throughput["estimates"]``: when it was made and the total it predicted) as the ratio
 predicted / actual time of the outputs it covers, the workers used, the wall time, the speed-up, and whether the two runs
-agree bit for bit (bound, p-value, witness). The claim is "every ratio within [1/2, 2]".
+agree bit for bit (bound, p-value, witness; a library that ignores the audit's seed cannot), with the
+machine's load average. The claim is "every ratio within [1/2, 2]"; on a machine shared with other
+work, the load changes during a run and so do both the ratios and the speed-up.
 
 The synthetic mechanism makes one output per loop iteration (as diffprivlib, python-dp and OpenDP's
 scalar calls do) with a fixed amount of numpy work per output: no ``time.sleep``, so a worker
@@ -20,12 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from typing import Any
 
 import numpy as np
 
-from dpkit.audit import audit
+from dpkit.audit import audit, resolve_pairs
+from dpkit.audit.libraries import seed_reproducible
 
 
 class FixedWorkLaplace:
@@ -84,8 +88,11 @@ def run_case(name: str, mechanism: Any, pairs: Any, claim: float, samples: Any, 
                           "violation": r.violation, "bound": round(r.epsilon_lower_bound, 4),
                           "sample_plan": r.sample_plan}), flush=True)
     serial, auto = runs["serial"], runs["auto"]
+    reproducible = seed_reproducible(mechanism, resolve_pairs(pairs)[0].first)
     summary = {"case": name, "speed_up": round(serial.seconds / auto.seconds, 2),
-               "workers": auto.throughput["workers"], "identical": _same(serial, auto)}
+               "workers": auto.throughput["workers"],
+               "identical": _same(serial, auto) if reproducible else "n/a: the mechanism ignores the seed",
+               "load_average": round(os.getloadavg()[0], 2)}
     print(json.dumps(summary), flush=True)
     return summary
 
