@@ -159,11 +159,13 @@ class Runner:
     def pilot(self, database: Any) -> CallCost:
         """Time the mechanism on ``database`` through the batches' own code path (generator
         seeding, output conversion) with :func:`~dpkit.audit.throughput.time_pilot`; the draws
-        use a key no audit phase uses and are discarded. Sets the estimate's cost."""
+        use a key no audit phase uses and are discarded; each call is held to ``batch_timeout``.
+        Sets the estimate's cost."""
         sizes = iter(range(1 << 30))
 
         def call(n: int) -> Any:
-            return _sample_task(self.mechanism, database, n, self.entropy, (_PILOT_KEY, next(sizes)))
+            args = (self.mechanism, database, n, self.entropy, (_PILOT_KEY, next(sizes)))
+            return _sample_task(*args) if self.batch_timeout is None else self._call_with_timeout(_sample_task, args)
 
         cost = time_pilot(call, clock=self.clock)
         self.estimator.cost = cost
