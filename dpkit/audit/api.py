@@ -304,8 +304,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         Without ``executor``: ``None`` (default) times a pilot of the mechanism
         (:mod:`dpkit.audit.throughput`) and runs the batches on process workers, up to the cores
         available, when one output costs 50 µs or more or the run would take 10 s or more on one
-        core (and the mechanism and pairs can be pickled); an integer pins the number of
-        processes (1: this process). Results do not depend on it.
+        core (a mechanism that cannot be pickled runs on forked workers that inherit it,
+        :mod:`dpkit.audit.workers`); an integer pins the number of processes (1: this process).
+        Results do not depend on it.
     power
         ``samples="auto"``: the power the confirmation is sized for (default 0.8).
     sequential
@@ -717,8 +718,10 @@ def _auto_confirmation(best: Candidate, s: _Settings, level: float, default: int
     else:
         notes.append(f"samples='auto': power {s.power:g} is out of reach within {AUTO_MAX_SAMPLES} samples at the "
                      f"selection's estimates; confirmed on the default budget ({plan.samples_per_input} per input)")
-    notes.append(plan.describe() + ("; computed for the Clopper-Pearson route, not the Gaussian curve"
-                                    if s.assumption else ""))
+    caveat = ("; computed for the Clopper-Pearson route, not the Gaussian curve" if s.assumption else
+              "; computed for the fixed-sample Clopper-Pearson bound: the sequential betting bound has less power"
+              if s.sequential else "")
+    notes.append(plan.describe() + caveat)
     return plan
 
 
