@@ -97,6 +97,22 @@ def run_case(name: str, mechanism: Any, pairs: Any, claim: float, samples: Any, 
     return summary
 
 
+def run_search_case(name: str, mechanism: Any, budget: int, seed: int = 0) -> dict[str, Any]:
+    """The search's own estimates (``SearchResult.throughput``) against its wall time."""
+    from dpkit.audit.search import search_pairs
+
+    began = time.perf_counter()
+    found = search_pairs(mechanism, claimed_epsilon=1.0, budget=budget, lengths=(5, 10), relation="one",
+                         population=16, rng=seed)
+    actual = time.perf_counter() - began
+    ratios = [[round(at, 2), round(total / actual, 3)] for at, total, _ in found.throughput["estimates"]]
+    summary = {"case": name, "run": "search", "workers": found.throughput["workers"], "samples": found.samples,
+               "seconds": round(actual, 2), "estimates_at_s_and_ratio": ratios,
+               "ratio_range": [min(x[1] for x in ratios), max(x[1] for x in ratios)] if ratios else None}
+    print(json.dumps(summary), flush=True)
+    return summary
+
+
 def library_cases(slowest: float) -> list[tuple[str, Any, Any, float, float]]:
     """(name, mechanism, pairs, claimed ε, claimed δ) of the installed libraries' calls whose pilot
     costs at least ``slowest`` seconds per output (the ones the workers are for)."""
@@ -126,6 +142,7 @@ def main() -> int:
         summaries.append(run_case(f"{mech!r}, fixed budget", mech, pairs, 1.0, int(samples * scale)))
     mech = FixedWorkLaplace(0.5, 20_000)
     summaries.append(run_case(f"{mech!r}, samples='auto'", mech, pairs, 1.0, "auto"))
+    summaries.append(run_search_case(f"{mech!r}, search_pairs", mech, int(200_000 * scale)))
     if args.libraries:
         for name, mech, lib_pairs, eps, delta in library_cases(40e-6):
             summaries.append(run_case(name, mech, lib_pairs, eps, int(20_000 * scale), delta))
