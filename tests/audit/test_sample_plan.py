@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from dpkit.audit import audit
 from dpkit.audit import catalogue as C
@@ -30,6 +31,15 @@ def test_power_matches_a_simulation_of_the_bound(p1, p2, m, eps, delta):
     hits = sum(epsilon_lower_bound(int(a), m, int(b), m, delta, 0.05) > eps for a, b in zip(k1, k2))
     exact = refutation_power(p1, p2, m, eps, delta, 0.05)
     assert cp_lower(hits, runs, 0.0005) <= exact <= cp_upper(hits, runs, 0.0005)
+
+
+@pytest.mark.parametrize("m,p1,p2,eps,delta", [(60, 0.5, 0.1, 0.5, 0.0), (45, 0.3, 0.02, 1.0, 0.01)])
+def test_power_equals_the_sum_over_every_pair_of_counts(m, p1, p2, eps, delta):
+    # small m: sum Pr[K1 = k1] Pr[K2 = k2] over every (k1, k2) whose bound exceeds ε, bound by bound
+    exact = sum(stats.binom.pmf(k1, m, p1) * stats.binom.pmf(k2, m, p2)
+                for k1 in range(m + 1) for k2 in range(m + 1)
+                if epsilon_lower_bound(k1, m, k2, m, delta, 0.05) > eps)
+    assert refutation_power(p1, p2, m, eps, delta, 0.05) == pytest.approx(exact, rel=1e-9, abs=1e-12)
 
 
 def test_no_power_against_a_true_claim():
