@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from dpkit.audit.events import as_outputs
-from dpkit.audit.throughput import CallCost, RunEstimator, time_pilot
+from dpkit.audit.throughput import SLOW_OUTPUT_SECONDS, CallCost, RunEstimator, time_pilot
 
 __all__ = ["AuditTimeoutError", "MechanismError", "Runner", "ScalarAdapter", "from_scalar"]
 
@@ -117,8 +117,9 @@ class Runner:
     on_estimate
         Optional callback ``on_estimate(seconds)`` with the predicted total run time of the
         ``planned`` outputs (:class:`~dpkit.audit.throughput.RunEstimator`): called by
-        :meth:`start_phase`, when a phase has measured its own rate (``2 × workers`` batches),
-        and whenever the prediction moves by a quarter or more (at most once a second).
+        :meth:`start_phase` when the pilot sets the pace (:meth:`_pilot_paced`), when a phase has
+        measured its own rate (:meth:`_measured_rate`), and whenever the prediction moves by a
+        quarter or more (at most once a second).
     min_tasks
         A request is cut into at least this many batches when they can hold 256 outputs or
         more (see the module docstring); 1 keeps one batch per ``batch_size`` outputs.
@@ -151,6 +152,8 @@ class Runner:
         self.estimates: list[tuple[float, float, int]] = []  # (elapsed, predicted total, planned) of each estimate
         self.phases: list[tuple[float, int]] = []  # (elapsed, outputs drawn) at the start of each phase
         self._measured = False
+        self._raw = 0  # requests of the current phase that return raw outputs (:meth:`sample`)
+        self._block = self.batch_size  # the current phase's batch size
 
     def block_size(self, n: int) -> int:
         """Outputs per batch of a request for ``n`` (see the module docstring)."""
@@ -181,11 +184,41 @@ class Runner:
 
     def start_phase(self, n: int | None = None) -> None:
         """Mark the start of a phase whose per-output cost differs (selection, confirmation), whose
-        requests are of about ``n`` outputs (default: ``batch_size``); report the estimate."""
-        self.estimator.start_phase(self.block_size(n) if n is not None else self.batch_size)
+        requests are of about ``n`` outputs (default: ``batch_size``); report the pilot's estimate
+        if the mechanism's cost is what sets the pace (:meth:`_pilot_paced`)."""
+        block = self.block_size(n) if n is not None else self.batch_size
+        self.estimator.start_phase(block)
         self.phases.append((self.clock() - self.estimator.started, self.samples))
         self._measured = False
-        self._report(force=True)
+        self._raw = 0
+        self._block = block
+        if self._pilot_paced():
+            self._report(force=True)
+
+    def _pilot_paced(self) -> bool:
+        """Whether one output costs :data:`~dpkit.audit.throughput.SLOW_OUTPUT_SECONDS` or more: then the
+        mechanism sets the pace and the pilot predicts the run; below it, the work done with the
+        outputs (selecting and counting events) may dominate, and only a measured rate is reported."""
+        cost = self.estimator.cost
+        return cost is not None and cost.per_output_at(self._block) >= SLOW_OUTPUT_SECONDS
+
+    def _measured_rate(self) -> bool:
+        """Whether the phase's measured rate predicts the rest of it: ``2 × workers`` batches of a phase
+        whose batches do all its work (:meth:`tally`, :meth:`count`). A phase that hands raw outputs to
+        its caller (:meth:`sample`: the selection) does work between requests that its batches do
+        not show and that differs from request to request, so only :meth:`_pilot_paced` reports there."""
+        return self.estimator.measured and self._raw == 0
+
+    def _begin_request(self, raw: bool) -> None:
+        self._raw += int(raw)
+        self._update()
+
+    def _update(self) -> None:
+        measured = self._measured_rate()
+        newly = measured and not self._measured
+        self._measured = measured
+        if measured or self._pilot_paced():
+            self._report(force=newly)
 
     def _report(self, force: bool = False) -> None:
         if self.planned <= 0:
@@ -262,14 +295,13 @@ class Runner:
     def _tick(self, n: int) -> None:
         self.samples += n
         self.estimator.batch_done(n)
-        newly = self.estimator.measured and not self._measured
-        self._measured = self.estimator.measured
-        self._report(force=newly)
+        self._update()
         if self.progress is not None:
             self.progress(self.samples, max(self.planned, self.samples))
 
     def sample(self, database: Any, n: int, key: tuple[int, ...]) -> np.ndarray:
         """``n`` outputs on ``database`` as a ``(n, d)`` float array (batches concatenated)."""
+        self._begin_request(raw=True)
         tasks = [(_sample_task, (self.mechanism, database, size, self.entropy, key + (b,)))
                  for b, size in enumerate(self._sizes(n))]
         parts = self._run(tasks)
@@ -281,6 +313,7 @@ class Runner:
     def tally(self, database: Any, n: int, key: tuple[int, ...], families: Any) -> Any:
         """Selection tally (:class:`~dpkit.audit.events.Tally`) of ``n`` fresh outputs, streamed
         batch by batch: memory does not grow with ``n``."""
+        self._begin_request(raw=False)
         tasks = [(_tally_task, (self.mechanism, database, size, self.entropy, key + (b,), families))
                  for b, size in enumerate(self._sizes(n))]
         total = None
@@ -296,6 +329,7 @@ class Runner:
         stream where it stopped; it then fixes ``block`` (outputs per batch) for the whole
         stream, so that batch numbers are never reused.
         """
+        self._begin_request(raw=False)
         sizes = self._sizes(n, block)
         tasks = [(_count_task, (self.mechanism, database, size, self.entropy, key + (first_batch + b,), tuple(events)))
                  for b, size in enumerate(sizes)]

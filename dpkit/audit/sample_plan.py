@@ -12,7 +12,10 @@ with ``t = δ + e^ε · p2_upper(k2)``, and
     power(m) = Σ_k2 Pr[K2 = k2] · Pr[K1 ≥ k1*(k2)]
 
 summed over all ``k2`` but a tail of 10⁻¹² — the power of one event at ``level``, a lower bound
-on the audit's power when several events share α (the audit refutes if any of them does).
+on the audit's power when several events share α (the audit refutes if any of them does). When
+more than 2 048 values of ``k2`` carry that mass, they are grouped into 1 024 runs of consecutive
+values, each charged the threshold of its largest ``k2`` (``k1*`` does not decrease with ``k2``):
+the sum is then a lower bound on the power, never above it.
 
 :func:`plan_samples` is what ``samples="auto"`` uses: the smallest ``m`` whose power at the
 selection's estimates ``(p1, p2)`` of the witness event reaches the target, and the smallest
@@ -40,6 +43,8 @@ from dpkit.audit.statistics import cp_lower, cp_upper
 __all__ = ["SamplePlan", "refutation_power", "samples_for_power", "detectable_at_power", "plan_samples"]
 
 _TAIL = 1e-12
+_EXACT_MAX = 2048  # values of k2 summed one by one; beyond, _BINS runs of them (a lower bound)
+_BINS = 1024
 
 
 def _needed_k1(k2: np.ndarray, m: int, epsilon: float, delta: float, half: float) -> np.ndarray:
@@ -81,10 +86,15 @@ def refutation_power(p1: float, p2: float, m: int, claimed_epsilon: float, claim
     claimed_epsilon = check_nonnegative("claimed_epsilon", claimed_epsilon)
     claimed_delta = check_unit_interval("claimed_delta", claimed_delta, include_one=False)
     level = check_open_unit("level", level)
-    lo = int(stats.binom.ppf(_TAIL, m, p2))
-    hi = int(stats.binom.isf(_TAIL, m, p2)) + 1
-    k2 = np.arange(max(lo, 0), min(hi, m) + 1)
-    weights = stats.binom.pmf(k2, m, p2)
+    lo = max(int(stats.binom.ppf(_TAIL, m, p2)), 0)
+    hi = min(int(stats.binom.isf(_TAIL, m, p2)) + 1, m)
+    if hi - lo + 1 <= _EXACT_MAX:
+        k2 = np.arange(lo, hi + 1)
+        weights = stats.binom.pmf(k2, m, p2)
+    else:  # runs [a, b] of consecutive k2, each charged the threshold of b (the largest)
+        edges = np.unique(np.linspace(lo, hi + 1, _BINS + 1).astype(np.int64))
+        k2 = edges[1:] - 1
+        weights = stats.binom.cdf(k2, m, p2) - stats.binom.cdf(edges[:-1] - 1, m, p2)
     need = _needed_k1(k2, m, claimed_epsilon, claimed_delta, level / 2)
     hit = np.where(need <= m, stats.binom.sf(need - 1, m, p1), 0.0)
     return float(min(1.0, max(0.0, np.sum(weights * hit))))
@@ -127,7 +137,7 @@ def samples_for_power(p1: float, p2: float, claimed_epsilon: float, claimed_delt
 
 def detectable_at_power(p2: float, m: int, claimed_epsilon: float, claimed_delta: float = 0.0, level: float = 0.05,
                         power: float = 0.8) -> float:
-    """Smallest true ε (to 10⁻⁴) that ``m`` outputs per input refute with probability ≥ ``power``
+    """Smallest true ε (to 10⁻³) that ``m`` outputs per input refute with probability ≥ ``power``
     on an event of probability ``p2`` on D′ and ``min(1, e^ε p2 + δ)`` on D; ``inf`` if none.
 
     >>> x = detectable_at_power(0.01, 1_000_000, claimed_epsilon=1.0)
@@ -144,7 +154,7 @@ def detectable_at_power(p2: float, m: int, claimed_epsilon: float, claimed_delta
     if top <= claimed_epsilon or not refuted(top):
         return math.inf
     lo, hi = claimed_epsilon, top
-    while hi - lo > 1e-4:
+    while hi - lo > 1e-3:
         mid = 0.5 * (lo + hi)
         if refuted(mid):
             hi = mid

@@ -42,6 +42,18 @@ def test_power_equals_the_sum_over_every_pair_of_counts(m, p1, p2, eps, delta):
     assert refutation_power(p1, p2, m, eps, delta, 0.05) == pytest.approx(exact, rel=1e-9, abs=1e-12)
 
 
+def test_grouped_counts_give_a_lower_bound_on_the_power(monkeypatch):
+    # beyond 2048 values of K2 the sum groups them into runs charged their largest value: never above the exact
+    import dpkit.audit.sample_plan as plan
+
+    p2, m = 0.01, 3_000_000
+    p1 = p2 * math.exp(1.02)
+    grouped = refutation_power(p1, p2, m, 1.0)
+    monkeypatch.setattr(plan, "_EXACT_MAX", 10**9)
+    exact = refutation_power(p1, p2, m, 1.0)
+    assert exact - 0.01 <= grouped <= exact
+
+
 def test_no_power_against_a_true_claim():
     # an event whose ratio is exactly e^ε: a refutation is a false alarm, rarer than the level
     p2 = 0.02

@@ -61,24 +61,38 @@ def test_pilot_never_understates_a_noisy_fit():
     assert cost.per_call == 0.0 and cost.per_output == pytest.approx(0.1 / 16)
 
 
+class Positive:
+    """An event for :meth:`Runner.count`: the first output coordinate is positive."""
+
+    def evaluate(self, outputs, cache):
+        return outputs[:, 0] > 0
+
+
 @pytest.mark.parametrize("per_call,per_output", [(0.0, 1e-3), (5e-3, 1e-5), (2e-4, 2e-4)])
 def test_every_estimate_of_a_slow_run_is_within_twice_the_actual_time(per_call, per_output):
-    # a run of two phases whose requests cut into different batch sizes (the per-call overhead weighs
-    # differently in each): every estimate the runner reports is compared with the run's actual time
+    # a selection-like phase (raw outputs) and a confirmation-like phase (counts), whose requests cut into
+    # different batch sizes (the per-call overhead weighs differently in each): every estimate the runner
+    # reports is compared with the run's actual time
     clock = VirtualClock()
-    mech = VirtualCostMechanism(clock, per_call, per_output)
-    runner = Runner(mech, 0, batch_size=1 << 12, min_tasks=16, clock=clock)
+    runner = Runner(VirtualCostMechanism(clock, per_call, per_output), 0, batch_size=1 << 12, min_tasks=16,
+                    clock=clock)
     runner.pilot([0.0, 1.0])
-    phases = [(3_000, 4), (40_000, 2)]  # (outputs per request, requests)
-    runner.planned = sum(n * k for n, k in phases)
-    for n, k in phases:
-        runner.start_phase(n)
-        for i in range(k):
-            runner.sample([0.0, 1.0], n, (9, i))
+    runner.planned = 4 * 3_000 + 2 * 40_000
+    runner.start_phase(3_000)
+    for i in range(4):
+        runner.sample([0.0, 1.0], 3_000, (9, i))
+    runner.start_phase(40_000)
+    for i in range(2):
+        runner.count([0.0, 1.0], 40_000, (8, i), [Positive()])
     actual = clock.now - runner.estimator.started
-    assert runner.samples == runner.planned and len(runner.estimates) >= 2
+    assert runner.samples == runner.planned and runner.estimates
     for _, predicted, planned in runner.estimates:
         assert planned == runner.planned and 0.5 * actual <= predicted <= 2.0 * actual
+    # the pilot predicts only where the mechanism sets the pace (>= 50 us per output); otherwise the first
+    # estimate waits for the counting phase's own rate
+    paced = runner.estimator.cost.per_output_at(256) >= 50e-6
+    first = runner.estimates[0][0]
+    assert (first < 4 * 3_000 * per_output) == paced
 
 
 def test_estimator_divides_the_pilot_rate_by_the_speedup_then_measures():
