@@ -55,8 +55,8 @@ def test_pilot_recovers_the_cost_per_call_and_per_output(per_call, per_output):
 
 
 def test_pilot_never_understates_a_noisy_fit():
-    # the second call is faster than the first (timer noise): the whole last call is charged per output
-    ticks = iter([0.0, 0.5, 0.5, 0.6])
+    # the second size is faster than the first (timer noise): the whole last call is charged per output
+    ticks = iter([0.0, 0.5, 0.5, 0.6, 0.6, 0.75])
     cost = time_pilot(lambda n: None, clock=lambda: next(ticks), target=0.05)
     assert cost.per_call == 0.0 and cost.per_output == pytest.approx(0.1 / 16)
 
@@ -66,6 +66,13 @@ class Positive:
 
     def evaluate(self, outputs, cache):
         return outputs[:, 0] > 0
+
+
+def test_pilot_keeps_the_faster_of_two_timings_of_its_last_size():
+    # n = 4 takes 0.04 s, n = 16 takes 0.32 s once (a burst of other work) and 0.16 s the second time
+    ticks = iter([0.0, 0.04, 0.04, 0.36, 0.36, 0.52])
+    cost = time_pilot(lambda n: None, clock=lambda: next(ticks), target=0.1)
+    assert cost.per_output == pytest.approx(0.01) and cost.per_call == pytest.approx(0.0, abs=1e-12)
 
 
 @pytest.mark.parametrize("per_call,per_output", [(0.0, 1e-3), (5e-3, 1e-5), (2e-4, 2e-4)])
