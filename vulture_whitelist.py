@@ -66,3 +66,7 @@ _.writable
 # Opacus's IAccountant interface (interop.opacus), called by Opacus's PrivacyEngine and by users.
 _.get_optimizer_hook_fn
 _.load_state_dict
+# Audit throughput (docs/audit.md "Run-time estimates"): result fields set by keyword, read by users.
+_.throughput  # audit.result.AuditResult / audit.search.SearchResult: the pilot, the workers, the estimates
+_.pilot_outputs  # audit.throughput.CallCost: outputs the pilot drew
+_.pilot_seconds  # audit.throughput.CallCost: seconds the pilot took

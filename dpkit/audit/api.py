@@ -62,6 +62,7 @@ from dpkit.audit.float_events import UNREACHABLE_MASS, FloatReachability, float_
 from dpkit.audit.pairs import resolve_pairs
 from dpkit.audit.result import AuditResult
 from dpkit.audit.runner import Runner
+from dpkit.audit.sample_plan import describe_plan, plan_samples
 from dpkit.audit.sequential import BettingBound
 from dpkit.audit.statistics import (
     claim_p_value,
@@ -69,8 +70,8 @@ from dpkit.audit.statistics import (
     cp_upper,
     detectable_epsilon,
     epsilon_lower_bound,
-    samples_to_refute,
 )
+from dpkit.audit.workers import Workers, start_workers
 
 __all__ = ["audit", "DEFAULT_SAMPLES", "AUTO_MAX_SAMPLES", "ASSUMPTIONS", "FLOAT_ASSUMPTION"]
 
@@ -84,9 +85,9 @@ _SCREEN_CAP = 1 << 15  # outputs per input and pair held in memory while the eve
 _REFINE_CAP = 1 << 19  # streamed refinement outputs per input of each of the best pairs
 _BOUNDARY_COUNT, _HEDGE_K = 2, 4  # candidates=None: see _adaptive_k
 _VALIDATED_EVENTS, _VALIDATED_PAIRS = 8, 2  # the best events (from at most two pairs) counted on held-out outputs
-_AUTO_MARGIN = 1.25  # samples="auto": confirm on this multiple of the predicted need
 _AUTO_SELECTION = 1_000_000  # samples="auto": select as an audit of this size would
 _MIN_CONFIRM = 10_000
+_MIN_TASKS = 16  # a request is cut into at least this many batches (of >= 256 outputs), for the workers
 _FLOAT_CAP = 20_000  # as-executed outputs for the floating-point check (each replayed ~110 times)
 _FLOAT_MIN_PER_INPUT = 250  # fewer draws say too little about assumption (A)
 FLOAT_ASSUMPTION = ("assumption (A) of dpkit.audit.float_events: each output coordinate is a monotone function of "
@@ -295,7 +296,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
           candidates: int | None = None, selection_fraction: float = 0.2, batch_size: int = 1 << 16,
           progress: Callable[[int, int], None] | None = None, batch_timeout: float | None = None,
           assumption: str | None = None, float_events: bool = False, float_bits: bool = True,
-          answer: Callable[[Any], Any] | None = None, on_estimate: Callable[[float], None] | None = None) -> AuditResult:
+          answer: Callable[[Any], Any] | None = None, on_estimate: Callable[[float], None] | None = None,
+          workers: int | None = None, power: float = 0.8) -> AuditResult:
     """Test the claim "``mechanism`` is (ε, δ)-DP" and lower-bound its true ε.
 
     Parameters
@@ -313,13 +315,25 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         ``1 − α``: the bound holds, and a true claim is flagged, with probability ≥ / ≤ as stated.
     samples
         Total mechanism outputs (both inputs, selection and confirmation); default 10⁷.
-        ``"auto"``: select as for 10⁶, then confirm on 1.25 times the outputs the selection
-        predicts a refutation needs (:func:`~dpkit.audit.statistics.samples_to_refute`), at most
-        ``AUTO_MAX_SAMPLES`` = 10⁸ in total; the default budget when no refutation is in reach.
+        ``"auto"``: select as for 10⁶, then confirm on the fewest outputs whose exact
+        Clopper–Pearson power at the selection's estimates of the witness event reaches
+        ``power`` (:func:`~dpkit.audit.sample_plan.plan_samples`), at most ``AUTO_MAX_SAMPLES``
+        = 10⁸ in total; the default budget when no refutation is in reach. ``result.sample_plan``
+        and a note state the plan, the power it buys and the smallest true ε it refutes with
+        that power.
     rng
         Seed (int), ``Generator`` or ``None`` (fresh entropy, recorded in ``result.seed``).
     executor
         Any :class:`concurrent.futures.Executor`; results do not depend on it.
+    workers
+        Without ``executor``: ``None`` (default) times a pilot of the mechanism
+        (:mod:`dpkit.audit.throughput`) and runs the batches on process workers, up to the cores
+        available, when one output costs 50 µs or more or the run would take 10 s or more on one
+        core (a mechanism that cannot be pickled runs on forked workers that inherit it,
+        :mod:`dpkit.audit.workers`); an integer pins the number of processes (1: this process).
+        Results do not depend on it.
+    power
+        ``samples="auto"``: the power the confirmation is sized for (default 0.8).
     sequential
         Anytime-valid confirmation that may stop before using all ``samples``.
     candidates
@@ -375,8 +389,13 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         additive entries), else unknown, and a note says the lattice events relative to the
         input were not run.
     on_estimate
-        Callback ``on_estimate(seconds)`` with the predicted total run time, after the first
-        batch and again when confirmation starts.
+        Callback ``on_estimate(seconds)`` with the predicted total run time of the outputs planned
+        so far (with ``samples="auto"``, the selection until the confirmation is sized), from the
+        pilot's measured cost per call and per output and the workers: at the start of the
+        selection and of the confirmation, once each has measured its own rate, and whenever the
+        prediction moves by a quarter (``result.throughput["estimates"]`` lists them). Below 50 µs
+        per output, where selecting events rather than the mechanism takes the time, the first
+        estimate comes once the confirmation has measured its rate.
 
     Returns
     -------
@@ -405,30 +424,50 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     """
     start = time.perf_counter()
     s = _settings(mechanism, claimed_epsilon, claimed_delta, confidence, samples, executor, sequential, candidates,
-                  selection_fraction, batch_size, assumption, float_events, float_bits, answer)
+                  selection_fraction, batch_size, assumption, float_events, float_bits, answer, workers, power)
     if batch_timeout is not None:
         batch_timeout = check_positive("batch_timeout", batch_timeout)
     _check_assumption(s)
     pair_list = resolve_pairs(pairs)
     entropy, seed = _entropy(rng)
-    runner = Runner(mechanism, entropy, executor, s.batch_size, progress, batch_timeout, on_estimate)
+    runner = Runner(mechanism, entropy, executor, s.batch_size, progress, batch_timeout, on_estimate,
+                    min_tasks=_MIN_TASKS)
     runner.planned = s.total
+    pool = start_workers(runner, pair_list, s.workers, executor, _AUTO_SELECTION if s.auto else s.total,
+                         runner.block_size(_SCREEN_CAP))
+    try:
+        result = _phases(mechanism, s, pair_list, entropy, seed, runner, pool, start)
+    except BaseException:
+        pool.close(wait=False)
+        raise
+    pool.close()
+    return result
+
+
+def _phases(mechanism: Any, s: _Settings, pair_list: list[Any], entropy: int, seed: Any, runner: Runner,
+            pool: Workers, start: float) -> AuditResult:
+    """The float check, the selection and the confirmation of :func:`audit`."""
     floats = _float_phase(mechanism, s, pair_list, entropy, runner, start, seed)
     if floats.result is not None:
         return floats.result
-    notes: list[str] = []
+    notes: list[str] = list(pool.notes())
     plan, chosen, m = _select_events(runner, pair_list, s, floats.total, floats.alpha, notes)
     if not chosen:  # no event has probability above δ on either input: nothing to confirm
-        return _nothing_selected(s, runner, pair_list, floats.float_check, start, seed, notes)
+        return _nothing_selected(s, runner, pair_list, floats.float_check, start, seed, notes, pool)
     level = floats.alpha / len(chosen)
+    sample_plan = None
     if s.auto:
-        m = _auto_confirmation(chosen[0], s.claimed_epsilon, s.claimed_delta, 1.0 - floats.alpha, len(chosen), m,
-                               (AUTO_MAX_SAMPLES - plan.selection(len(pair_list))) // 2, notes)
+        sample_plan = _auto_confirmation(chosen[0], s, level, m,
+                                         (AUTO_MAX_SAMPLES - plan.selection(len(pair_list))) // 2, notes)
+        m = sample_plan.samples_per_input
         runner.planned = runner.samples + 2 * m
-    runner.start_phase()
+    runner.start_phase(m)
+    if sample_plan is not None:
+        sample_plan = dict(sample_plan.to_dict(), predicted_seconds=runner.estimator.total(2 * m))
     confirmation = (_confirm_sequential(runner, s, pair_list, plan, chosen, m, level, notes) if s.sequential
                     else _confirm_fixed(runner, s, pair_list, plan, chosen, m, level))
-    return _assemble(s, runner, pair_list, chosen, confirmation, notes, floats, level, start, seed)
+    result = _assemble(s, runner, pair_list, chosen, confirmation, notes, floats, level, start, seed)
+    return dataclasses.replace(result, sample_plan=sample_plan, throughput=pool.summary(runner))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -448,12 +487,14 @@ class _Settings:
     float_events: bool
     float_bits: bool
     answer: Callable[[Any], Any] | None
+    workers: int | None
+    power: float
 
 
 def _settings(mechanism: Any, claimed_epsilon: float, claimed_delta: float, confidence: float,
               samples: int | str | None, executor: Any, sequential: bool, candidates: int | None,
               selection_fraction: float, batch_size: int, assumption: str | None, float_events: bool,
-              float_bits: bool, answer: Any = None) -> _Settings:
+              float_bits: bool, answer: Any, workers: int | None, power: float) -> _Settings:
     """Validate :func:`audit`'s arguments (one-line errors naming the parameter)."""
     if not callable(mechanism):
         raise TypeError(f"mechanism must be callable as mechanism(database, n, rng), got {mechanism!r}")
@@ -469,8 +510,11 @@ def _settings(mechanism: Any, claimed_epsilon: float, claimed_delta: float, conf
     batch_size = check_integer("batch_size", batch_size, minimum=1)
     if executor is not None and not isinstance(executor, concurrent.futures.Executor) and not hasattr(executor, "submit"):
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
+    workers = None if workers is None else check_integer("workers", workers, minimum=1)
+    power = check_open_unit("power", power)
     return _Settings(claimed_epsilon, claimed_delta, confidence, total, auto, k_max, selection_fraction, batch_size,
-                     sequential, assumption, float_events, bool(float_bits), _resolve_answer(mechanism, answer))
+                     sequential, assumption, float_events, bool(float_bits), _resolve_answer(mechanism, answer),
+                     workers, power)
 
 
 def _check_assumption(s: _Settings) -> None:
@@ -533,6 +577,9 @@ def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: in
     remaining = total - plan.selection(len(pair_list))
     if remaining < 2:
         raise ValueError(f"samples={total} leaves nothing for confirmation")
+    if s.auto:  # the confirmation is sized after the selection: estimate the selection until then
+        runner.planned = runner.samples + plan.selection(len(pair_list))
+    runner.start_phase(plan.screen)
     z = float(stats.norm.isf(alpha / (2 * (s.k_max or 1))))
     objective = "mu" if s.assumption == "gaussian" else "epsilon"
     bits = s.float_bits and s.assumption is None
@@ -555,14 +602,15 @@ def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: in
 
 
 def _nothing_selected(s: _Settings, runner: Runner, pair_list: list[Any], float_check: str | None, start: float,
-                      seed: Any, notes: list[str]) -> AuditResult:
+                      seed: Any, notes: list[str], pool: Workers) -> AuditResult:
     """The result when no event has probability above δ on either input: the trivial bound 0."""
     return AuditResult(0.0, False, 1.0, {"note": "no event had a selection frequency above claimed_delta"},
                        int(runner.samples), time.perf_counter() - start, s.claimed_epsilon, s.claimed_delta,
                        s.confidence, seed, "select-then-confirm: nothing selected", 0,
                        ("no candidate event; the bound 0 is trivially valid", *notes, *_float_notes(float_check),
                         *_pair_notes(pair_list)),
-                       assumption=GAUSSIAN_ASSUMPTION if s.assumption else None, float_check=float_check)
+                       assumption=GAUSSIAN_ASSUMPTION if s.assumption else None, float_check=float_check,
+                       throughput=pool.summary(runner))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -621,7 +669,8 @@ def _confirm_sequential(runner: Runner, s: _Settings, pair_list: list[Any], plan
     events = [c.event for c in chosen]
     k = len(chosen)
     counts = np.zeros((k, 2), dtype=np.int64)
-    rounds_batches = max(1, (m // s.batch_size) // 20)  # ~20 looks at the data
+    block = runner.block_size(max(m // 20, 1))  # one batch size for the whole stream: batch numbers never reused
+    rounds_batches = max(1, -(-m // block) // 20)  # ~20 looks at the data
     lows = [BettingBound(level / 2, "lower") for _ in chosen]
     ups = [BettingBound(level / 2, "upper") for _ in chosen]
     next_batch = 0
@@ -629,9 +678,9 @@ def _confirm_sequential(runner: Runner, s: _Settings, pair_list: list[Any], plan
     history: list[list[tuple[int, int, int]]] = [[] for _ in chosen]  # (numerator, denominator, n) per round
     used = 0
     while used < m:
-        n_round = min(rounds_batches * s.batch_size, m - used)
-        c1 = runner.count(pair.first, n_round, (_CONFIRM, pi, 0), events, next_batch)
-        c2 = runner.count(pair.second, n_round, (_CONFIRM, pi, 1), events, next_batch)
+        n_round = min(rounds_batches * block, m - used)
+        c1 = runner.count(pair.first, n_round, (_CONFIRM, pi, 0), events, next_batch, block)
+        c2 = runner.count(pair.second, n_round, (_CONFIRM, pi, 1), events, next_batch, block)
         for j, c in enumerate(chosen):
             a, b = _oriented(c, (c1[j], c2[j]))
             lows[j].update(int(a), n_round)
@@ -699,21 +748,28 @@ def _oriented(c: Candidate, counts: Any) -> tuple[int, int]:
     return (int(counts[1]), int(counts[0])) if c.reverse else (int(counts[0]), int(counts[1]))
 
 
-def _auto_confirmation(best: Candidate, eps: float, delta: float, confidence: float, k: int, default: int,
-                       cap: int, notes: list[str]) -> int:
-    """Confirmation outputs per input for ``samples="auto"``: the predicted need times a margin."""
+def _auto_confirmation(best: Candidate, s: _Settings, level: float, default: int, cap: int,
+                       notes: list[str]) -> Any:
+    """``samples="auto"``: the fewest confirmation outputs per input whose exact Clopper–Pearson power
+    at the selection's (shrunk) estimates of the best event reaches ``s.power``
+    (:func:`~dpkit.audit.sample_plan.plan_samples`); ``default`` when no refutation is in reach."""
     a, na, b, nb = best.counts
     shrunk1, shrunk2 = shrunk_frequencies(np.array(a, dtype=float), max(na, 1), np.array(b, dtype=float), max(nb, 1))
-    p1, p2 = float(shrunk1), min(float(shrunk2), 1.0)  # shrunk against the event, as the ranking does
-    need = samples_to_refute(p1, p2, eps, delta, 1.0 - (1.0 - confidence) / k, max_samples=max(cap, 1))
-    if need is None:
-        notes.append(f"samples='auto': no refutation predicted within {AUTO_MAX_SAMPLES} samples; "
-                     f"confirmed on the default budget ({default} per input)")
-        return default
-    m = min(max(int(math.ceil(_AUTO_MARGIN * need)), _MIN_CONFIRM), cap)
-    notes.append(f"samples='auto': the selection predicts a refutation at {need} outputs per input; "
-                 f"confirmed on {m}")
-    return m
+    p1, p2 = min(float(shrunk1), 1.0), min(float(shrunk2), 1.0)  # shrunk against the event, as the ranking does
+    plan = plan_samples(p1, p2, s.claimed_epsilon, s.claimed_delta, level, s.power, max(cap, 1), default)
+    if plan.samples_per_input < _MIN_CONFIRM:
+        plan = describe_plan(_MIN_CONFIRM, p1, p2, s.claimed_epsilon, s.claimed_delta, level, s.power)
+    if plan.reached:
+        notes.append(f"samples='auto': the selection predicts power {plan.power:.2f} >= {s.power:g} at "
+                     f"{plan.samples_per_input} outputs per input; confirmed on {plan.samples_per_input}")
+    else:
+        notes.append(f"samples='auto': power {s.power:g} is out of reach within {AUTO_MAX_SAMPLES} samples at the "
+                     f"selection's estimates; confirmed on the default budget ({plan.samples_per_input} per input)")
+    caveat = ("; computed for the Clopper-Pearson route, not the Gaussian curve" if s.assumption else
+              "; computed for the fixed-sample Clopper-Pearson bound: the sequential betting bound has less power"
+              if s.sequential else "")
+    notes.append(plan.describe() + caveat)
+    return plan
 
 
 def _float_notes(float_check: str | None) -> tuple[str, ...]:

@@ -68,6 +68,13 @@ class AuditResult:
         ``float_events=True`` only: what the replay check of :mod:`dpkit.audit.float_events` did,
         ``"replayed on pairs [...]..."`` or ``"not run: ..."`` with the reason (then no error
         budget was spent on it); ``None`` without ``float_events``.
+    sample_plan
+        ``samples="auto"`` only: the confirmation outputs per input, the target power, the power at
+        the selection's estimates of the witness event, the smallest true ε refuted with the
+        target power, and the predicted run time (:class:`dpkit.audit.sample_plan.SamplePlan`).
+    throughput
+        The pilot's cost per call and per output, the workers used and why, and every run-time
+        estimate reported as ``[elapsed, predicted total]`` seconds (:mod:`dpkit.audit.throughput`).
     stopping_samples
         Sequential mode: outputs per input at the stopping time, the time the reported
         (anytime-valid) bound refers to; ``None`` in fixed-sample mode.
@@ -91,6 +98,8 @@ class AuditResult:
     assumption: str | None = None
     stopping_samples: int | None = None
     float_check: str | None = None
+    sample_plan: dict[str, Any] | None = None
+    throughput: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of every field (infinities as the strings ``"inf"``/``"-inf"``)."""

@@ -1,10 +1,15 @@
 """Batched, seeded, parallel sampling of a mechanism, with streaming event counts.
 
-Each batch of ``batch_size`` outputs gets its own generator seeded by
+Each batch gets its own generator seeded by
 ``SeedSequence(entropy, spawn_key=(phase, pair, side, batch))``: the key names *what* is
 sampled, never which worker samples it, so a given seed gives identical results serially, on
 a process pool or on a Dask cluster. Confirmation batches return only event counts, so
 10⁸ outputs never sit in memory.
+
+A request for ``n`` outputs is cut into batches of ``block_size(n) = min(batch_size,
+max(256, ⌈n / min_tasks⌉))`` outputs — a function of ``n``, ``batch_size`` and ``min_tasks``
+only, never of the workers or of timing — so that even a small request of a slow mechanism
+is spread over ``min_tasks`` batches that workers can run at once.
 """
 
 from __future__ import annotations
@@ -20,11 +25,16 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from dpkit.audit.events import as_outputs
+from dpkit.audit.throughput import SLOW_OUTPUT_SECONDS, CallCost, RunEstimator, time_pilot
 
 __all__ = ["AuditTimeoutError", "MechanismError", "Runner", "ScalarAdapter", "from_scalar"]
 
 Mechanism = Callable[[Any, int, np.random.Generator], Any]
 _WINDOW = 64  # batches in flight on an executor
+_MIN_BLOCK = 256  # smallest batch a request is cut into (below it the per-call overhead dominates)
+_PILOT_KEY = 6  # spawn-key phase of the pilot's draws (no audit phase uses it; its outputs are discarded)
+_REVISION = 0.25  # a run-time estimate is reported again when it moves by this fraction ...
+_QUIET = 1.0  # ... and this many seconds have passed since the last one
 
 
 class ScalarAdapter:
@@ -105,31 +115,123 @@ class Runner:
         :class:`AuditTimeoutError`. Without an executor the batch runs in a daemon thread,
         which is abandoned (not killed) on a timeout.
     on_estimate
-        Optional callback ``on_estimate(seconds)`` with the predicted total run time, called
-        after the first batch and again after the first batch of every later phase (see
-        :meth:`start_phase`): elapsed time plus the outputs still planned at the rate of the
-        phase's first batch.
+        Optional callback ``on_estimate(seconds)`` with the predicted total run time of the
+        ``planned`` outputs (:class:`~dpkit.audit.throughput.RunEstimator`): called by
+        :meth:`start_phase` when the pilot sets the pace (:meth:`_pilot_paced`), when a phase has
+        measured its own rate (:meth:`_measured_rate`), and whenever the prediction moves by a
+        quarter or more (at most once a second).
+    min_tasks
+        A request is cut into at least this many batches when they can hold 256 outputs or
+        more (see the module docstring); 1 keeps one batch per ``batch_size`` outputs.
+    workers
+        Batches the executor runs at once (for the estimate only).
+    cost
+        The pilot's :class:`~dpkit.audit.throughput.CallCost` (see :meth:`pilot`), the rate the
+        estimate uses until a phase has measured its own.
+    clock
+        Seconds (monotone), injectable for tests of the estimate.
     """
 
     def __init__(self, mechanism: Mechanism, entropy: int, executor: concurrent.futures.Executor | None = None,
                  batch_size: int = 1 << 16, progress: Callable[[int, int], None] | None = None,
-                 batch_timeout: float | None = None, on_estimate: Callable[[float], None] | None = None):
+                 batch_timeout: float | None = None, on_estimate: Callable[[float], None] | None = None, *,
+                 min_tasks: int = 1, workers: int = 1, cost: CallCost | None = None,
+                 clock: Callable[[], float] = time.perf_counter):
         self.mechanism = mechanism
         self.entropy = int(entropy)
         self.executor = executor
         self.batch_size = int(batch_size)
+        self.min_tasks = max(int(min_tasks), 1)
         self.progress = progress
         self.batch_timeout = batch_timeout
         self.samples = 0
         self.planned = 0
         self.on_estimate = on_estimate
-        self._started = time.perf_counter()
-        self._phase_start: tuple[float, int] | None = (self._started, 0)
+        self.clock = clock
+        self.estimator = RunEstimator(cost, workers, clock)
+        self.estimates: list[tuple[float, float, int]] = []  # (elapsed, predicted total, planned) of each estimate
+        self.phases: list[tuple[float, int]] = []  # (elapsed, outputs drawn) at the start of each phase
+        self._measured = False
+        self._raw = 0  # requests of the current phase that return raw outputs (:meth:`sample`)
+        self._block = self.batch_size  # the current phase's batch size
 
-    def start_phase(self) -> None:
-        """Mark the start of a phase whose per-output cost differs (selection, confirmation):
-        its first batch refreshes the run-time estimate."""
-        self._phase_start = (time.perf_counter(), self.samples)
+    def block_size(self, n: int) -> int:
+        """Outputs per batch of a request for ``n`` (see the module docstring)."""
+        return min(self.batch_size, max(_MIN_BLOCK, -(-int(n) // self.min_tasks)))
+
+    def pilot(self, database: Any) -> CallCost:
+        """Time the mechanism on ``database`` through the batches' own code path (generator
+        seeding, output conversion) with :func:`~dpkit.audit.throughput.time_pilot`; the draws
+        use a key no audit phase uses and are discarded; each call is held to ``batch_timeout``.
+        Sets the estimate's cost."""
+        sizes = iter(range(1 << 30))
+
+        def call(n: int) -> Any:
+            args = (self.mechanism, database, n, self.entropy, (_PILOT_KEY, next(sizes)))
+            return _sample_task(*args) if self.batch_timeout is None else self._call_with_timeout(_sample_task, args)
+
+        cost = time_pilot(call, clock=self.clock)
+        self.estimator.cost = cost
+        return cost
+
+    def set_workers(self, executor: concurrent.futures.Executor | None, workers: int,
+                    speedup: float | None = None) -> None:
+        """Run later batches on ``executor``, ``workers`` at a time, ``speedup`` times as fast as one
+        process (default ``workers``; see :func:`~dpkit.audit.throughput.parallel_speedup`)."""
+        self.executor = executor
+        self.estimator.workers = max(int(workers), 1)
+        self.estimator.speedup = float(self.estimator.workers if speedup is None else speedup)
+
+    def start_phase(self, n: int | None = None) -> None:
+        """Mark the start of a phase whose per-output cost differs (selection, confirmation), whose
+        requests are of about ``n`` outputs (default: ``batch_size``); report the pilot's estimate
+        if the mechanism's cost is what sets the pace (:meth:`_pilot_paced`)."""
+        block = self.block_size(n) if n is not None else self.batch_size
+        self.estimator.start_phase(block)
+        self.phases.append((self.clock() - self.estimator.started, self.samples))
+        self._measured = False
+        self._raw = 0
+        self._block = block
+        if self._pilot_paced():
+            self._report(force=True)
+
+    def _pilot_paced(self) -> bool:
+        """Whether one output costs :data:`~dpkit.audit.throughput.SLOW_OUTPUT_SECONDS` or more: then the
+        mechanism sets the pace and the pilot predicts the run; below it, the work done with the
+        outputs (selecting and counting events) may dominate, and only a measured rate is reported."""
+        cost = self.estimator.cost
+        return cost is not None and cost.per_output_at(self._block) >= SLOW_OUTPUT_SECONDS
+
+    def _measured_rate(self) -> bool:
+        """Whether the phase's measured rate predicts the rest of it: ``2 × workers`` batches of a phase
+        whose batches do all its work (:meth:`tally`, :meth:`count`). A phase that hands raw outputs to
+        its caller (:meth:`sample`: the selection) does work between requests that its batches do
+        not show and that differs from request to request, so only :meth:`_pilot_paced` reports there."""
+        return self.estimator.measured and self._raw == 0
+
+    def _begin_request(self, raw: bool) -> None:
+        self._raw += int(raw)
+        self._update()
+
+    def _update(self) -> None:
+        measured = self._measured_rate()
+        newly = measured and not self._measured
+        self._measured = measured
+        if measured or self._pilot_paced():
+            self._report(force=newly)
+
+    def _report(self, force: bool = False) -> None:
+        if self.planned <= 0:
+            return
+        total = self.estimator.total(self.planned - self.samples)
+        if total is None:
+            return
+        elapsed = self.clock() - self.estimator.started
+        last = self.estimates[-1] if self.estimates else None
+        if force or last is None or (abs(total - last[1]) >= _REVISION * last[1] and elapsed - last[0] >= _QUIET):
+            self.estimates.append((elapsed, total, self.planned))
+            if self.on_estimate is not None:
+                self.on_estimate(total)
 
     def _timed_out(self, n: int) -> AuditTimeoutError:
         return AuditTimeoutError(f"a batch of {n} mechanism outputs did not finish within batch_timeout="
@@ -154,9 +256,10 @@ class Runner:
             raise box["error"]
         return box["result"]
 
-    def _sizes(self, n: int) -> list[int]:
-        full, rest = divmod(n, self.batch_size)
-        return [self.batch_size] * full + ([rest] if rest else [])
+    def _sizes(self, n: int, block: int | None = None) -> list[int]:
+        block = self.block_size(n) if block is None else int(block)
+        full, rest = divmod(n, block)
+        return [block] * full + ([rest] if rest else [])
 
     def _run_iter(self, tasks: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> Iterator[Any]:
         """Results of ``tasks`` in order; with an executor at most ``_WINDOW`` tasks are in flight,
@@ -191,17 +294,14 @@ class Runner:
 
     def _tick(self, n: int) -> None:
         self.samples += n
-        if self._phase_start is not None and self.on_estimate is not None:
-            since, done = self._phase_start
-            now = time.perf_counter()
-            rate = (now - since) / max(self.samples - done, 1)
-            self.on_estimate((now - self._started) + rate * max(self.planned - self.samples, 0))
-        self._phase_start = None
+        self.estimator.batch_done(n)
+        self._update()
         if self.progress is not None:
             self.progress(self.samples, max(self.planned, self.samples))
 
     def sample(self, database: Any, n: int, key: tuple[int, ...]) -> np.ndarray:
         """``n`` outputs on ``database`` as a ``(n, d)`` float array (batches concatenated)."""
+        self._begin_request(raw=True)
         tasks = [(_sample_task, (self.mechanism, database, size, self.entropy, key + (b,)))
                  for b, size in enumerate(self._sizes(n))]
         parts = self._run(tasks)
@@ -213,6 +313,7 @@ class Runner:
     def tally(self, database: Any, n: int, key: tuple[int, ...], families: Any) -> Any:
         """Selection tally (:class:`~dpkit.audit.events.Tally`) of ``n`` fresh outputs, streamed
         batch by batch: memory does not grow with ``n``."""
+        self._begin_request(raw=False)
         tasks = [(_tally_task, (self.mechanism, database, size, self.entropy, key + (b,), families))
                  for b, size in enumerate(self._sizes(n))]
         total = None
@@ -221,13 +322,15 @@ class Runner:
         return total
 
     def count(self, database: Any, n: int, key: tuple[int, ...], events: Sequence[Any],
-              first_batch: int = 0) -> np.ndarray:
+              first_batch: int = 0, block: int | None = None) -> np.ndarray:
         """How many of ``n`` fresh outputs fall in each event (streamed, batch by batch).
 
         Batches are numbered from ``first_batch`` so that a sequential audit can continue a
-        stream where it stopped.
+        stream where it stopped; it then fixes ``block`` (outputs per batch) for the whole
+        stream, so that batch numbers are never reused.
         """
-        sizes = self._sizes(n)
+        self._begin_request(raw=False)
+        sizes = self._sizes(n, block)
         tasks = [(_count_task, (self.mechanism, database, size, self.entropy, key + (first_batch + b,), tuple(events)))
                  for b, size in enumerate(sizes)]
         total = np.zeros(len(events), dtype=np.int64)

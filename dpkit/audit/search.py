@@ -69,6 +69,7 @@ from dpkit.audit.events import select_candidates
 from dpkit.audit.pairs import RELATIONS, Pair, StatDPPatterns, check_pair
 from dpkit.audit.result import AuditResult
 from dpkit.audit.runner import Runner
+from dpkit.audit.workers import start_workers
 
 __all__ = ["SearchResult", "SearchedAudit", "search_pairs", "audit_searched"]
 
@@ -80,6 +81,7 @@ _SCREEN_CANDIDATES = 4  # the audit's default K, for the z of the predicted boun
 _SEARCH_PHASE = 11  # spawn-key phase of the search draws
 _HOLDOUT_EVENTS = 8  # events per pair re-counted on the held-out half
 _MAX_VALUES = 1 << 24  # outputs × length held per input while screening (128 MiB of float64)
+_MIN_TASKS = 16  # a screening request is cut into at least this many batches (of >= 256 outputs), for the workers
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +109,8 @@ class SearchResult:
         Inputs, copied back.
     notes
         Caveats.
+    throughput
+        The pilot, the workers and the run-time estimates (see :class:`~dpkit.audit.AuditResult`).
     """
 
     pair: Pair
@@ -120,6 +124,7 @@ class SearchResult:
     claimed_delta: float
     seed: int
     notes: tuple[str, ...] = ()
+    throughput: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,7 +246,8 @@ def search_pairs(mechanism: Callable[[Any, int, np.random.Generator], Any], *, c
                  claimed_delta: float = 0.0, budget: int, lengths: Sequence[int] = (5, 10, 20, 40), rng: Any = 0,
                  sensitivity: float = 1.0, centre: float = 1.0, relation: str = "componentwise",
                  confidence: float = 0.95, confirm_samples: int | None = None, population: int = 64,
-                 keep: int = 4) -> SearchResult:
+                 keep: int = 4, workers: int | None = None,
+                 on_estimate: Callable[[float], None] | None = None) -> SearchResult:
     """Search neighbouring vectors of query answers for the pair with the largest screening estimate.
 
     Parameters
@@ -266,6 +272,15 @@ def search_pairs(mechanism: Callable[[Any, int, np.random.Generator], Any], *, c
         screening estimate predicts the bound such an audit would give.
     population, keep
         Candidates in the first round, and in the last.
+    workers
+        ``None`` (default): time a pilot on a vector of the longest length and run on process
+        workers when a call is slow, as :func:`~dpkit.audit.audit` does
+        (:mod:`dpkit.audit.throughput`); an integer pins the number of processes. The result
+        does not depend on it.
+    on_estimate
+        Callback ``on_estimate(seconds)`` with the predicted run time of the whole search, from the
+        pilot and each round's measured rate (at every round's start, once the round has its own
+        rate, and when the prediction moves by a quarter).
 
     Returns
     -------
@@ -316,15 +331,13 @@ def search_pairs(mechanism: Callable[[Any, int, np.random.Generator], Any], *, c
                          f"{2 * keep * _MIN_SAMPLES} outputs")
     z = float(stats.norm.isf((1.0 - confidence) / (2 * _SCREEN_CANDIDATES)))
     confirm_size = max(1, int(0.8 * confirm) // 2)  # audit()'s default: 20 % selection, one pair
-    runner = Runner(mechanism, seed)
+    runner = Runner(mechanism, seed, on_estimate=on_estimate, min_tasks=_MIN_TASKS)
 
     pool: list[_Candidate] = []
     seen: set[_Candidate] = set()
 
     def offer(cand: _Candidate) -> None:
-        if cand not in seen and _to_pair(cand, centre, sensitivity, relation) is not None:
-            seen.add(cand)
-            pool.append(cand)
+        _offer(cand, pool, seen, centre, sensitivity, relation)
 
     statdp = _statdp_states(lengths, relation, sensitivity)
     for i in gen.permutation(len(statdp))[:max(population // 2, 1)]:
@@ -334,9 +347,60 @@ def search_pairs(mechanism: Callable[[Any, int, np.random.Generator], Any], *, c
             break
         offer(_random_candidate(int(gen.choice(lengths)), relation, gen))
 
+    widest = _to_pair(max(pool, key=lambda cand: len(cand.states)), centre, sensitivity, relation)
+    workers_used = start_workers(runner, [widest], workers, None, _planned(n, len(pool), keep, rounds, max(lengths)),
+                                 runner.block_size(n))
+    try:
+        evaluated, scored, n = _rounds(runner, pool, seen, gen, rounds, n, keep, lengths, centre, sensitivity,
+                                       relation, claimed_delta, confirm_size, z)
+    except BaseException:
+        workers_used.close(wait=False)
+        raise
+    workers_used.close()
+    best_estimate, best = scored[0]
+    pair = _to_pair(best, centre, sensitivity, relation)
+    notes = ("screening_estimate is chosen on the search samples (not certified): confirm it on fresh samples "
+             "with audit(mechanism, [pair], ...) or use audit_searched", *workers_used.notes())
+    return SearchResult(pair=pair, screening_estimate=float(best_estimate), screening_samples=n,
+                        ranking=tuple((cand.label(), float(est)) for est, cand in scored),
+                        samples=int(runner.samples), evaluated=evaluated, rounds=rounds,
+                        claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta, seed=seed, notes=notes,
+                        throughput=workers_used.summary(runner))
+
+
+def _offer(cand: _Candidate, pool: list[_Candidate], seen: set[_Candidate], centre: float, sensitivity: float,
+           relation: str) -> None:
+    """Add ``cand`` to ``pool`` if it is new and a valid pair under ``relation``."""
+    if cand not in seen and _to_pair(cand, centre, sensitivity, relation) is not None:
+        seen.add(cand)
+        pool.append(cand)
+
+
+def _round_sizes(population: int, keep: int, rounds: int) -> list[int]:
+    """Candidates screened in each round (the pool halves, down to ``keep``)."""
+    sizes = [population]
+    for _ in range(rounds - 1):
+        sizes.append(max(keep, sizes[-1] // 2))
+    return sizes
+
+
+def _planned(n: int, population: int, keep: int, rounds: int, longest: int, first_round: int = 0) -> int:
+    """Outputs of rounds ``first_round``… (both inputs): ``n`` doubles each round up to the memory cap."""
+    sizes = _round_sizes(population, keep, rounds)
+    return sum(2 * min(n << r, _MAX_VALUES // longest) * sizes[r] for r in range(first_round, rounds))
+
+
+def _rounds(runner: Runner, pool: list[_Candidate], seen: set[_Candidate], gen: np.random.Generator,
+            rounds: int, n: int, keep: int, lengths: Sequence[int], centre: float, sensitivity: float,
+            relation: str, claimed_delta: float, confirm_size: int,
+            z: float) -> tuple[int, list[tuple[float, _Candidate]], int]:
+    """Successive halving with mutation: the candidates screened, the last round's ranking and its
+    outputs per input."""
     evaluated = 0
     scored: list[tuple[float, _Candidate]] = []
+    runner.planned = runner.samples + _planned(n, len(pool), keep, rounds, max(lengths))
     for r in range(rounds):
+        runner.start_phase(n)
         scored = []
         for c, cand in enumerate(pool):
             pair = _to_pair(cand, centre, sensitivity, relation)
@@ -353,20 +417,14 @@ def search_pairs(mechanism: Callable[[Any, int, np.random.Generator], Any], *, c
         for _ in range(50 * size):
             if len(pool) >= size:
                 break
-            offer(_mutate(survivors[int(gen.integers(0, len(survivors)))], lengths, gen))
+            _offer(_mutate(survivors[int(gen.integers(0, len(survivors)))], lengths, gen), pool, seen, centre,
+                   sensitivity, relation)
         for _, cand in scored[len(survivors):]:  # too few new mutants: keep the next best
             if len(pool) >= size:
                 break
             pool.append(cand)
         n = min(2 * n, _MAX_VALUES // max(lengths))
-    best_estimate, best = scored[0]
-    pair = _to_pair(best, centre, sensitivity, relation)
-    notes = ("screening_estimate is chosen on the search samples (not certified): confirm it on fresh samples "
-             "with audit(mechanism, [pair], ...) or use audit_searched",)
-    return SearchResult(pair=pair, screening_estimate=float(best_estimate), screening_samples=n,
-                        ranking=tuple((cand.label(), float(est)) for est, cand in scored),
-                        samples=int(runner.samples), evaluated=evaluated, rounds=rounds,
-                        claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta, seed=seed, notes=notes)
+    return evaluated, scored, n
 
 
 def audit_searched(mechanism: Callable[[Any, int, np.random.Generator], Any], *, claimed_epsilon: float,
@@ -378,7 +436,8 @@ def audit_searched(mechanism: Callable[[Any, int, np.random.Generator], Any], *,
     The confirmed ``epsilon_lower_bound`` holds with probability ≥ ``confidence``: the pair is a
     function of the search samples only, and the audit's bound is valid for any fixed pair.
     The total cost is ``budget + samples`` outputs; ``float_bits`` goes to the audit (``False``: the
-    mechanism in exact arithmetic), ``search_options`` to :func:`search_pairs`.
+    mechanism in exact arithmetic), ``search_options`` to :func:`search_pairs` (``workers`` and
+    ``on_estimate`` to the confirming audit as well).
 
     Examples
     --------
@@ -391,10 +450,11 @@ def audit_searched(mechanism: Callable[[Any, int, np.random.Generator], Any], *,
     (False, True)
     """
     seed = seed_entropy(rng)
+    shared = {key: search_options[key] for key in ("workers", "on_estimate") if key in search_options}
     found = search_pairs(mechanism, claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta, budget=budget,
                          rng=_child_seed(seed, 0), confidence=confidence,
                          confirm_samples=check_integer("samples", samples, minimum=1), **search_options)
     result = audit(mechanism, [(found.pair.first, found.pair.second)], claimed_epsilon=claimed_epsilon,
                    claimed_delta=claimed_delta, confidence=confidence, samples=samples, rng=_child_seed(seed, 1),
-                   float_bits=float_bits)
+                   float_bits=float_bits, **shared)
     return SearchedAudit(found, result)

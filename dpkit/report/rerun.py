@@ -48,8 +48,8 @@ RERUNNABLE = ("epsilon", "calibrate", "train", "audit", "dpsgd")
 #: only; the parser refuses abbreviations) and refused if they survive.
 WRITING_OPTIONS = ("out",)
 
-#: Options removed from a recorded argv: those that write, and ``--workers`` (a rerun uses one
-#: process; the numbers do not depend on it).
+#: Options removed from a recorded argv: those that write, and ``--workers`` (a rerun uses the
+#: command's default, at most one process per available core; the numbers do not depend on it).
 STRIPPED_OPTIONS = (*WRITING_OPTIONS, "workers")
 
 

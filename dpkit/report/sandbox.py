@@ -10,7 +10,7 @@ options only), and:
   skipped (:class:`RerunSkipped`) and the report says how to allow it;
 - a file the command reads (``train --data FILE``, ``audit --pairs-file FILE``) must be a
   relative path inside the current directory (no ``..``, no absolute path, no symbolic link out
-  of it); options that write (``--out``) are removed and ``--workers`` is reset to 1.
+  of it); options that write (``--out``) are removed and so is ``--workers`` (the default applies).
 
 :func:`run_in_child` then runs it with ``python -m dpkit.report.rerun_child`` (a fresh
 interpreter, not a fork): stdin closed, a time limit (:attr:`RerunPolicy.timeout`), in a fresh

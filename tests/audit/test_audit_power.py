@@ -13,11 +13,12 @@ from dpkit.audit.statistics import cp_lower, cp_upper
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,claim", [("svt_stoddard", 0.7), ("rnm_value", 0.7), ("svt_lee_clifton", 1.5)])
+@pytest.mark.parametrize("name,claim", [("svt_stoddard", 0.7), ("rnm_value", 0.7)])
 def test_a_larger_budget_never_gives_a_smaller_bound(name, claim):
     # the whole confirmation budget goes to the best event's pair (no split across pairs), so
     # quadrupling the budget on the same seed narrows the interval by about half (cases whose
-    # bound is still well below the true ε: near it, the order of two bounds is noise)
+    # bound is still well below the true ε: near it, the order of two bounds is noise; Lee &
+    # Clifton's SVT at a claim of 1.5 reaches 2.50 of its true 2.625 at 5·10⁵ samples)
     function, pairs, true_eps = C.BROKEN[name]
     bounds = [audit(C.Entry(function, claim), pairs, claimed_epsilon=claim, samples=n, rng=4).epsilon_lower_bound
               for n in (500_000, 2_000_000)]

@@ -23,7 +23,6 @@ when the claim is refuted, in text and ``--json`` modes alike.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import contextlib
 import math
 import sys
@@ -95,7 +94,7 @@ _MECHANISM_ONLY: dict[str, Any] = {
     "mechanism": None, "claimed_epsilon": None, "claimed_delta": 0.0, "mechanism_epsilon": None,
     "mechanism_delta": None, "sensitivity": 1.0, "threshold": None, "cutoff": None, "noise": None, "pairs": None,
     "length": 10, "sequential": False, "pairs_file": None, "scalar": None, "search": None, "search_budget": None,
-    "search_lengths": None, "assumption": None,
+    "search_lengths": None, "assumption": None, "power": None,
 }
 # Options that apply to --algorithm audits only, with their defaults.
 _ALGORITHM_ONLY: dict[str, Any] = {"variant": None, "iterations": None}
@@ -214,7 +213,7 @@ class _Bar:
     :meth:`estimate` for revisions.
     """
 
-    def __init__(self, quiet: bool, workers: int = 1, planned: int | None = None):
+    def __init__(self, quiet: bool, workers: int | None = 1, planned: int | None = None):
         self.on = not quiet and getattr(sys.stderr, "isatty", lambda: False)()
         self.last = 0.0
         self.done, self.total = 0, 0
@@ -304,6 +303,8 @@ def register(subparsers: Any) -> None:
                              "query answer), selected like any other event at no extra error budget: on by default "
                              "(--algorithm: off, the papers' claims are in exact arithmetic); --no-float-bits audits "
                              "the mechanism in exact arithmetic (its values only)")
+    parser.add_argument("--power", type=float,
+                        help="--samples auto: the power to refute the claim the confirmation is sized for (default 0.8)")
     parser.add_argument("--float-events", action="store_true", default=None,
                         help="also replay the sampler for outputs producible on one input only (spends half the "
                              "error budget if the replay runs; if it cannot, the result says so and spends none)")
@@ -312,7 +313,9 @@ def register(subparsers: Any) -> None:
                              "(valid only if the curve is Gaussian; needs --claimed-delta > 0)")
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1, help="processes (results do not depend on it)")
+    parser.add_argument("--workers", type=int,
+                        help="processes (default: timed pilot; all available cores when one output takes 50 us or "
+                             "more or the run 10 s or more; results do not depend on it)")
     parser.add_argument("--sequential", action="store_true", help="anytime-valid mode that may stop early")
     parser.add_argument("--batch-timeout", type=float, metavar="SECONDS",
                         help=f"fail if one batch of the mechanism takes longer (default {DEFAULT_BATCH_TIMEOUT:g})")
@@ -336,8 +339,12 @@ def _run(args: argparse.Namespace) -> int:
     check_unit_interval("claimed_delta", args.claimed_delta, include_one=False)
     check_positive("--sensitivity", args.sensitivity)
     check_integer("--length", args.length, minimum=1)
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if args.power is not None and args.samples != "auto":
+        raise ValueError("--power applies to --samples auto only (it sizes the confirmation)")
+    if args.power is not None and not 0.0 < args.power < 1.0:
+        raise ValueError(f"--power must be in (0, 1), got --power={args.power}")
     timeout = DEFAULT_BATCH_TIMEOUT if args.batch_timeout is None else args.batch_timeout
     if not (timeout > 0 and math.isfinite(timeout)):
         raise ValueError(f"--batch-timeout must be in (0, inf) seconds, got --batch-timeout={args.batch_timeout}")
@@ -350,10 +357,13 @@ def _run(args: argparse.Namespace) -> int:
         if args.search:
             family = args.pairs or family
             samples = DEFAULT_SAMPLES if args.samples is None else args.samples
+            bar = _Bar(args.quiet or args.json, args.workers)
             try:
-                result, search = run_search(target, args, family, samples)
+                result, search = run_search(target, args, family, samples, bar.estimate)
             except MechanismError as error:
                 raise _mechanism_failed(args, error) from None
+            finally:
+                bar.close()
             pairs_name = family
             relation = describe_search(family, tuple(search["lengths"]), args.sensitivity)
         else:
@@ -383,7 +393,7 @@ def run(args: argparse.Namespace) -> int:
 
 AUDIT_OPTION_OF = {"claimed_epsilon": "--claimed-epsilon", "claimed_delta": "--claimed-delta",
                    "confidence": "--confidence", "samples": "--samples", "rng": "--seed",
-                   "batch_timeout": "--batch-timeout"}
+                   "batch_timeout": "--batch-timeout", "workers": "--workers", "power": "--power"}
 """The option behind each :func:`dpkit.audit.audit` argument, for error messages."""
 
 
@@ -397,15 +407,14 @@ def _run_audit(args: argparse.Namespace, target: Callable[..., Any], family: str
     planned = DEFAULT_SAMPLES if args.samples is None else args.samples if isinstance(args.samples, int) else None
     bar = _Bar(args.quiet or args.json, args.workers, planned)
     keywords = library_keywords(args, bar.estimate)
-    executor = concurrent.futures.ProcessPoolExecutor(args.workers) if args.workers > 1 else None
-    try:
+    if args.power is not None:
+        keywords["power"] = args.power
+    try:  # the workers (--workers, or the audit's own choice after its pilot) run in processes it starts
         result = audit(target, pairs, claimed_epsilon=args.claimed_epsilon, claimed_delta=args.claimed_delta,
-                       confidence=args.confidence, samples=args.samples, rng=args.seed, executor=executor,
+                       confidence=args.confidence, samples=args.samples, rng=args.seed, workers=args.workers,
                        sequential=args.sequential, progress=bar, batch_timeout=timeout, **keywords)
     except MechanismError as error:
         raise _mechanism_failed(args, error) from None
     finally:
         bar.close()
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
     return result, pairs_name, relation, digest

@@ -133,13 +133,14 @@ def format_duration(seconds: float) -> str:
     return f"~{seconds / 3600:.2g} h"
 
 
-def estimate_line(seconds_total: float, samples: int | None, workers: int) -> str:
-    """The run-time warning printed on stderr after the first batch.
+def estimate_line(seconds_total: float, samples: int | None, workers: int | None) -> str:
+    """The run-time warning printed on stderr (``workers``: ``--workers``, ``None`` when the audit chooses).
 
     >>> estimate_line(361, 10**7, 2)
     'dpkit audit: ~6 min at this rate for 10^7 samples; use --samples to lower it'
     """
-    advice = "use --samples to lower it" + ("" if workers > 1 else ", or --workers N to run batches in parallel")
+    pinned_serial = workers is not None and workers <= 1
+    advice = "use --samples to lower it" + (", or --workers N to run batches in parallel" if pinned_serial else "")
     size = f"{format_samples(samples)} samples" if samples else "this audit"
     return f"dpkit audit: {format_duration(seconds_total)} at this rate for {size}; {advice}"
 

@@ -71,7 +71,7 @@ def check_search_options(args: argparse.Namespace) -> None:
         "--sequential": bool(args.sequential),
         "--float-events": bool(args.float_events),
         "--samples auto": args.samples == "auto",
-        "--workers": args.workers != 1,
+        "--power": getattr(args, "power", None) is not None,
         "--batch-timeout": args.batch_timeout is not None,
         "--assumption": args.assumption is not None,
     }
@@ -90,14 +90,17 @@ def describe_search(family: str, lengths: tuple[int, ...], sensitivity: float) -
             f"{sensitivity:g} (--pairs {family} --search)")
 
 
-def run_search(target: Callable[..., Any], args: argparse.Namespace, family: str, samples: int) -> tuple[Any, dict[str, Any]]:
-    """Search and confirm; returns the confirming :class:`~dpkit.audit.AuditResult` and the search summary."""
+def run_search(target: Callable[..., Any], args: argparse.Namespace, family: str, samples: int,
+               on_estimate: Callable[[float], None] | None = None) -> tuple[Any, dict[str, Any]]:
+    """Search and confirm; returns the confirming :class:`~dpkit.audit.AuditResult` and the search summary.
+    ``on_estimate`` receives the run-time estimates of the search, then of the confirmation."""
     lengths = args.search_lengths or DEFAULT_LENGTHS
     budget = samples if args.search_budget is None else args.search_budget
     found = audit_searched(target, claimed_epsilon=args.claimed_epsilon, claimed_delta=args.claimed_delta,
                            budget=budget, samples=samples, rng=args.seed, confidence=args.confidence,
                            lengths=lengths, sensitivity=args.sensitivity, relation=PATTERN_NAMES[family],
-                           float_bits=args.float_bits is not False)
+                           float_bits=args.float_bits is not False, workers=args.workers,
+                           on_estimate=on_estimate)
     search = found.search
     summary = {
         "pair_label": search.pair.label,
