@@ -89,6 +89,10 @@ def test_mechanisms_that_ignore_the_input_are_never_refuted(centre, scale, seed)
 
     r = audit(same, [([0.0], [1.0])], claimed_epsilon=0.5, samples=40_000, rng=seed, float_bits=True)
     assert not r.violation
+    # positive control: shifted by 8 scales with the input (true ε = 8), the same audit refutes the claim
+    shifted = audit(lambda db, n, rng: same(db, n, rng) + 8.0 * scale * db[0], [([0.0], [1.0])], claimed_epsilon=0.5,
+                    samples=40_000, rng=seed, float_bits=True)
+    assert shifted.violation
 
 
 def test_dpkit_gaussian_mechanism_is_refuted_as_executed():

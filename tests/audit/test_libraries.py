@@ -32,6 +32,8 @@ def test_opendp_claim_from_privacy_map_and_float_laplace_passes():
     assert not seed_reproducible(case.mechanism, case.pairs[0][0])  # OpenDP's own CSPRNG ignores rng
     r = audit(case.mechanism, case.pairs, case.claimed_epsilon, samples=40_000, rng=0, float_events=True)
     assert not r.violation
+    # positive control: the same audit of the same Laplace (true epsilon 1) refutes a claim of 1/4
+    assert audit(case.mechanism, case.pairs, 0.25, samples=40_000, rng=0, float_events=True).violation
 
 
 def test_diffprivlib_laplace_is_refuted_from_outputs_alone():
