@@ -76,6 +76,9 @@ def test_snapped_mechanism_is_not_refuted():
     r = audit(mech.as_audit_callable(), "statdp-one", claimed_epsilon=mech.epsilon, samples=400_000, rng=0,
               float_events=True)
     assert not r.violation
+    # positive control: the same audit refutes a quarter of the snapping mechanism's epsilon
+    assert audit(mech.as_audit_callable(), "statdp-one", claimed_epsilon=mech.epsilon / 4, samples=400_000, rng=0,
+                 float_events=True).violation
 
 
 @settings(max_examples=4, deadline=None)
