@@ -8,6 +8,7 @@ mpmath: the Gaussian privacy profile δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import pathlib
@@ -98,6 +99,11 @@ def test_ipp_admm_svt_within_eps1_plus_eps2(corrected):
     assert not r.violation and r.as_predicted
     assert r.epsilon_lower_bound <= r.claimed_epsilon
     assert r.parameters["epsilon1"] + r.parameters["epsilon2"] == pytest.approx(r.claimed_epsilon)
+    # positive control: the same gate with a tenth of its query noise is refuted at the same budget
+    sc = make_scenario("ipp-admm", corrected=corrected)
+    broken = dataclasses.replace(sc.mechanism, svt=dataclasses.replace(sc.mechanism.svt,
+                                                                       epsilon2=10 * sc.mechanism.svt.epsilon2))
+    assert audit(broken, sc.pairs, sc.claimed_epsilon, sc.claimed_delta, samples=200_000, rng=0).violation
 
 
 def test_dp_admm_theorem1_release_holds():
