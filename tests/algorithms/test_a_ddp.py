@@ -215,10 +215,19 @@ def test_paper_sigma_reference():
     assert C.paper_sigma(0.1, 1e-8, 10, 3.0) == pytest.approx(2698.4, abs=0.1)
 
 
-@pytest.mark.parametrize("k, expected", [(1, 6.83e-5), (10, 7.98e-4), (100, 1.739e-2), (1000, 0.3433)])
-def test_theorem1_monotone_reference(k, expected):
-    # Theorem 1's δ at ε = 1, μ = 0.5, p = 0.01: increasing in k
-    assert C.theorem1_delta(1.0, k, 0.01, 0.5, 1.0) == pytest.approx(expected, rel=2e-3)
+@pytest.mark.parametrize("k", [1, 10, 100, 1000])
+def test_theorem1_monotone_reference(k):
+    # Theorem 1 of Cheng et al. 2020 at ε = 1, H/σ = 0.5, p = 0.01, summed in mpmath over every i:
+    # δ = Σ_i Bin(i; k, p) δ_G(ε; √i H/σ), δ_G(ε; μ) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) (Balle & Wang 2018, Thm 8)
+    def exact(k):
+        with mp.workdps(40):
+            return sum(mp.binomial(k, i) * mp.mpf("0.01") ** i * mp.mpf("0.99") ** (k - i)
+                       * (mp.ncdf(mu / 2 - 1 / mu) - mp.e * mp.ncdf(-mu / 2 - 1 / mu))
+                       for i in range(1, k + 1) for mu in [mp.sqrt(i) * mp.mpf("0.5")])
+    value = C.theorem1_delta(1.0, k, 0.01, 0.5, 1.0)
+    assert exact(k) <= value <= exact(k) * (1 + 1e-9)  # an upper bound (tails bounded above), and tight
+    if k > 1:
+        assert value > C.theorem1_delta(1.0, k // 10, 0.01, 0.5, 1.0)  # increasing in k
 
 
 def test_theorem1_special_cases_against_mpmath():

@@ -280,3 +280,4 @@ def test_corrected_transcript_passes_the_audit():
     assert not sc.expect_violation and sc.claimed_epsilon <= 1.0
     result = audit(sc.mechanism, sc.pairs, sc.claimed_epsilon, sc.claimed_delta, samples=2000, rng=0)
     assert not result.violation
+    assert 0.0 < result.epsilon_lower_bound  # the audit measured the release (a do-nothing audit reports 0)

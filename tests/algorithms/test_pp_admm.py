@@ -7,6 +7,7 @@ exact minimisers computed by a separate solver (scipy) for the sensitivity prope
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import mpmath as mp
@@ -32,6 +33,7 @@ from dpkit.algorithms.pp_admm.pp_admm import (
     train_pp_admm,
 )
 from dpkit.algorithms.audit_instances import make_scenario
+from dpkit.algorithms.pp_admm.audit_instances import GateAnswers
 from dpkit.audit import audit
 from dpkit.mechanisms.erm import GaussianObjectivePerturbation
 from dpkit.mechanisms.gaussian import GaussianMechanism
@@ -304,3 +306,7 @@ def test_minimizer_audit_paper_violates_corrected_passes():
 def test_svt_gate_audit_passes(corrected):
     sc, result = _audit("ipp-admm", corrected, samples=200_000)
     assert not result.violation and result.epsilon_lower_bound <= sc.claimed_epsilon
+    # positive control: the same gate with a tenth of its query noise (epsilon2 x 10; Lyu, Su & Li 2017, Alg. 7)
+    # is refuted by the same audit at the same budget
+    broken = GateAnswers(dataclasses.replace(sc.mechanism.svt, epsilon2=10 * sc.mechanism.svt.epsilon2))
+    assert audit(broken, sc.pairs, sc.claimed_epsilon, sc.claimed_delta, samples=200_000, rng=0).violation

@@ -71,6 +71,8 @@ def test_histogram_eps_not_flagged_where_it_is_private():
     result = audit(C.Entry(C.histogram_eps, 1.5), "statdp-one", claimed_epsilon=1.5, samples=300_000, rng=3,
                    **EXACT)
     assert not result.violation
+    # positive control: the same audit refutes a claim of 0.5, below the true 2/3
+    assert audit(C.Entry(C.histogram_eps, 1.5), "statdp-one", claimed_epsilon=0.5, samples=300_000, rng=3).violation
 
 
 @pytest.mark.parametrize("name", sorted(C.CORRECT))
@@ -138,16 +140,17 @@ def test_same_seed_same_result_and_seed_recorded():
 
 
 def test_result_fields_and_json():
+    # Laplace scale 1/2 on a sum of sensitivity 1: true epsilon 2 against the claim 1
     r = audit(C.Entry(C.noisy_sum_half, 1.0), "statdp-one", claimed_epsilon=1.0, samples=100_000, rng=1)
     assert isinstance(r, AuditResult)
-    d = r.to_dict()
-    for key in ("epsilon_lower_bound", "violation", "p_value", "witness", "samples", "seconds",
-                "claimed_epsilon", "claimed_delta", "confidence", "seed", "method"):
-        assert key in d
+    assert r.violation and 1.0 < r.epsilon_lower_bound <= 2.0 and r.p_value <= 0.05
     import json
 
-    json.dumps(d)
-    assert r.samples <= 100_000 and r.seconds > 0
+    d = json.loads(json.dumps(r.to_dict()))  # the JSON carries the result's own numbers, unchanged
+    assert d["epsilon_lower_bound"] == r.epsilon_lower_bound and d["p_value"] == r.p_value
+    assert d["violation"] is True and d["witness"] == json.loads(json.dumps(r.witness))
+    assert (d["claimed_epsilon"], d["claimed_delta"], d["confidence"], d["seed"]) == (1.0, 0.0, 0.95, 1)
+    assert d["samples"] == r.samples <= 100_000 and d["method"] == r.method and r.seconds > 0
 
 
 def test_scalar_adapter():

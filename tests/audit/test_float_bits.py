@@ -83,6 +83,9 @@ def test_snapped_mechanism_is_not_refuted():
     mech = SnappingMechanism.from_epsilon(1.0, bound=10.0, sensitivity=1.0)
     r = audit(mech.as_audit_callable(), "statdp-one", claimed_epsilon=mech.epsilon, samples=400_000, rng=0)
     assert not r.violation
+    # positive control: the same audit refutes a quarter of the snapping mechanism's epsilon
+    assert audit(mech.as_audit_callable(), "statdp-one", claimed_epsilon=mech.epsilon / 4, samples=400_000, rng=0,
+                 float_events=True).violation
 
 
 @settings(max_examples=4, deadline=None)
@@ -96,6 +99,10 @@ def test_mechanisms_that_ignore_the_input_are_never_refuted(centre, scale, seed)
 
     r = audit(same, [([0.0], [1.0])], claimed_epsilon=0.5, samples=40_000, rng=seed, answer=lambda db: db)
     assert not r.violation
+    # positive control: shifted by 8 scales with the input (true ε = 8), the same audit refutes the claim
+    shifted = audit(lambda db, n, rng: same(db, n, rng) + 8.0 * scale * db[0], [([0.0], [1.0])], claimed_epsilon=0.5,
+                    samples=40_000, rng=seed, float_bits=True)
+    assert shifted.violation
 
 
 def test_dpkit_gaussian_mechanism_is_refuted_as_executed():

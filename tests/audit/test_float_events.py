@@ -127,6 +127,11 @@ def test_discrete_mechanism_is_not_flagged():
     result = float_reachability(discrete_laplace, [([0, 1, 1], [1, 1, 1])], samples=4000, rng=2)
     assert result.analysed == (0,) and result.witness is None
     assert result.unreachable == ((0, 0, 0, 2000),)
+    # positive control: the same noise on a sum divided by 3 gives outputs 2/3 + k and 1 + k, which the other input
+    # cannot give: the same analyser finds them
+    shifted = float_reachability(lambda db, n, rng: discrete_laplace(np.divide(db, 3.0), n, rng),
+                                 [([0, 1, 1], [1, 1, 1])], samples=4000, rng=2)
+    assert shifted.witness is not None and shifted.unreachable == ((0, 2000, 2000, 2000),)
     draws = discrete_laplace([0], 200_000, np.random.default_rng(0))  # the sampler is the law it claims
     q = math.exp(-0.5)
     for k in (-2, 0, 3):
@@ -150,6 +155,7 @@ def test_gaussian_mechanism_is_not_analysable():
                                 samples=2000, rng=1)
     # numpy's ziggurat reads bit fields of a 64-bit word and may reject: not (A), so no claim
     assert result.witness is None and result.analysed == () and len(result.skipped) == 1
+    assert "not one double (2 words) per coordinate" in result.skipped[0][1]  # skipped for the reason above
 
 
 def test_mechanism_with_its_own_randomness_is_skipped():

@@ -33,6 +33,8 @@ def test_opendp_claim_from_privacy_map_and_float_laplace_passes():
     r = audit(case.mechanism, case.pairs, case.claimed_epsilon, samples=40_000, rng=0, float_events=True,
               answer=case.answer)  # float bits and the lattice relative to the sum: OpenDP snaps, so no leak
     assert not r.violation
+    # positive control: the same audit of the same Laplace (true epsilon 1) refutes a claim of 1/4
+    assert audit(case.mechanism, case.pairs, 0.25, samples=40_000, rng=0, float_events=True).violation
 
 
 def test_diffprivlib_laplace_is_refuted_from_outputs_alone():

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpkit.accounting import dpsgd_epsilon
+from dpkit.accounting import dpsgd_epsilon, gaussian_epsilon
 from dpkit.interop.opacus import DpkitAccountant, get_noise_multiplier
 
 
@@ -22,8 +22,12 @@ def test_history_merges_consecutive_equal_steps_like_opacus():
     assert len(acc) == 6
 
 
-def test_no_steps_spend_nothing():
+def test_no_steps_spend_nothing_and_one_full_batch_step_spends_a_gaussian():
     assert DpkitAccountant().get_epsilon(1e-5) == 0.0 and len(DpkitAccountant()) == 0
+    # one step at sample rate 1 is one Gaussian of sigma = 2: at least its exact epsilon (Balle & Wang 2018, Thm 8)
+    acc = DpkitAccountant()
+    acc.step(noise_multiplier=2.0, sample_rate=1.0)
+    assert len(acc) == 1 and acc.get_epsilon(1e-5) >= gaussian_epsilon(2.0, 1e-5) > 1.0
 
 
 @pytest.mark.parametrize("name", ["rdp", "pld"])

@@ -86,6 +86,9 @@ def test_contract(mech, value, shape):
 def test_mechanisms_are_hashable_values():
     assert LaplaceMechanism(1.0, 2.0) == LaplaceMechanism(1.0, 2.0)
     assert len({GaussianMechanism(1.0), GaussianMechanism(1.0)}) == 1
+    # equality is by value: another scale, sensitivity or type is another mechanism
+    assert LaplaceMechanism(1.0, 2.0) != LaplaceMechanism(1.0, 3.0) and LaplaceMechanism(1.0) != LaplaceMechanism(2.0)
+    assert len({GaussianMechanism(1.0), GaussianMechanism(2.0), LaplaceMechanism(1.0)}) == 3
 
 
 @pytest.mark.parametrize("mech,value,shape", CASES, ids=IDS)
