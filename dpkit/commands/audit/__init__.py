@@ -59,8 +59,10 @@ def _builtin(name: str, args: argparse.Namespace) -> tuple[Any, str]:
     delta = args.mechanism_delta if args.mechanism_delta is not None else args.claimed_delta
     sens = args.sensitivity
     table: dict[str, Callable[[], tuple[Any, str]]] = {
-        "laplace": lambda: (m.LaplaceMechanism(scale=sens / eps, sensitivity=sens), "statdp-one"),
-        "gaussian": lambda: (m.GaussianMechanism.from_epsilon_delta(eps, delta, sensitivity=sens), "statdp-one"),
+        "laplace": lambda: (m.LaplaceMechanism.from_epsilon(eps, sens, float_safe=True) if args.float_safe
+                            else m.LaplaceMechanism(scale=sens / eps, sensitivity=sens), "statdp-one"),
+        "gaussian": lambda: (m.GaussianMechanism.from_epsilon_delta(eps, delta, sensitivity=sens,
+                                                                    float_safe=bool(args.float_safe)), "statdp-one"),
         "rnm": lambda: (m.ReportNoisyMax(epsilon=eps, sensitivity=sens, noise=args.noise), "statdp"),
         "exponential": lambda: (m.ExponentialMechanism(epsilon=eps, sensitivity=sens), "statdp"),
         "permute-and-flip": lambda: (m.PermuteAndFlip(epsilon=eps, sensitivity=sens), "statdp"),
@@ -88,6 +90,7 @@ _MECHANISM_OPTIONS: dict[str, tuple[tuple[str, ...], Any]] = {
     "threshold": (("svt", "above-threshold"), 1.0),
     "cutoff": (("svt",), 1),
     "mechanism_delta": (("gaussian",), None),
+    "float_safe": (("laplace", "gaussian"), False),
 }
 # Options that apply to mechanism audits only (never to --algorithm), with their defaults.
 _MECHANISM_ONLY: dict[str, Any] = {
@@ -133,6 +136,11 @@ def _check_options(args: argparse.Namespace) -> None:
                              f"not to --mechanism {args.mechanism}")
         if value is None and args.mechanism in names:
             setattr(args, option, default)
+    if args.float_safe:
+        if args.length not in (None, 1):
+            raise ValueError(f"--float-safe releases one scalar per call (its guarantee is for one scalar query): "
+                             f"--length must be 1, got --length {args.length}")
+        args.length = 1
     for option in ("claimed_delta", "sensitivity", "length"):
         if getattr(args, option) is None:
             setattr(args, option, _MECHANISM_ONLY[option])
@@ -284,6 +292,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--claimed-delta", type=float, help="claimed delta (default 0)")
     parser.add_argument("--mechanism-epsilon", type=float, help="epsilon the built-in is calibrated to (default: claimed)")
     parser.add_argument("--mechanism-delta", type=float, help="delta of the built-in gaussian (default: claimed)")
+    parser.add_argument("--float-safe", action="store_true", default=None,
+                        help="built-in laplace/gaussian: the float-safe form (snapping; the discrete Gaussian on a "
+                             "power-of-two grid) instead of the continuous one, which is not private as executed")
     parser.add_argument("--sensitivity", type=float, help="query sensitivity / pattern step (default 1)")
     parser.add_argument("--threshold", type=float, help="svt and above-threshold: threshold T (default 1)")
     parser.add_argument("--cutoff", type=int, help="svt: cut-off c (default 1)")
