@@ -167,3 +167,26 @@ def test_float_bits_are_on_by_default_and_no_float_bits_reads_the_values(capsys)
     assert main([*argv, EXACT]) == 0
     out = json.loads(capsys.readouterr().out)
     assert any(n.startswith("float_bits=False") for n in out["notes"])
+
+
+def test_float_safe_builtin_passes_the_default_audit_that_refutes_the_continuous_one(capsys):
+    # Mironov 2012, Thm 1: the snapping mechanism is ε-DP as executed, so the bits of its outputs
+    # carry nothing the claim does not cover; the continuous form is refuted above (same argv).
+    argv = ["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "40000", "--quiet", "--json"]
+    assert main([*argv, "--float-safe"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["violation"] is False and 0.0 < out["epsilon_lower_bound"] <= 1.0
+    assert "Snapping" in out["mechanism"] or "float_safe=True" in out["mechanism"]
+    # the same analyser refutes the float-safe form against a claim below its ε (positive control)
+    assert main(["audit", "--mechanism", "laplace", "--float-safe", "--mechanism-epsilon", "3", "--claimed-epsilon", "1",
+                 "--samples", "200000", "--quiet", "--json"]) == 3
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--mechanism", "rnm", "--float-safe"], "--float-safe applies to --mechanism laplace or gaussian only"),
+    (["--mechanism", "laplace", "--float-safe", "--length", "3"], "--length must be 1"),
+])
+def test_float_safe_errors(capsys, argv, message):
+    assert main(["audit", *argv, "--claimed-epsilon", "1", "--samples", "50000"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
