@@ -41,7 +41,7 @@ from typing import Any, Iterable
 import numpy as np
 from scipy import optimize
 
-from dpkit._validation import check_nonnegative, check_open_unit, check_positive
+from dpkit._validation import check_open_unit, check_positive
 from dpkit.accounting.certify import certified
 from dpkit.accounting.base import (
     Accountant,

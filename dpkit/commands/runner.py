@@ -26,7 +26,7 @@ import sys
 from typing import Any, Sequence
 
 from dpkit.commands.errors import (  # noqa: F401  (re-exported)
-    EXIT_CODES, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUTED, EXIT_USAGE, CommandError, UserCodeError,
+    EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUTED, EXIT_USAGE, CommandError, UserCodeError,
 )
 from dpkit.commands.parser import build_parser
 from dpkit.commands.provenance import config_hash, environment

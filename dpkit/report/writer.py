@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from dpkit.commands.files import install_folder, new_temp_folder
 from dpkit.report.bibliography import render_bibtex
 from dpkit.report.builder import MALFORMED, build_report as _build
-from dpkit.report.document import Document, as_document
+from dpkit.report.document import as_document
 from dpkit.report.markdown import render_markdown
 from dpkit.report.plots import PLOT_FILES, write_plots
 from dpkit.report.sandbox import RerunPolicy

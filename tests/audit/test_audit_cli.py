@@ -8,7 +8,7 @@ import re
 import pytest
 
 from dpkit.cli.main import main
-from dpkit.commands import audit as audit_command
+from dpkit.commands.audit import progress as audit_progress
 
 # The built-in laplace and gaussian are dpkit's continuous mechanisms: private in exact arithmetic, not
 # as executed (their float bits leak; the default audit refutes them). The tests of the command's
@@ -132,7 +132,7 @@ def test_float_events_find_the_textbook_laplace_sampler(capsys):
 
 
 def test_run_time_estimate_is_printed_on_stderr(capsys, monkeypatch):
-    monkeypatch.setattr(audit_command, "ESTIMATE_NOTICE_SECONDS", 0.0)
+    monkeypatch.setattr(audit_progress, "ESTIMATE_NOTICE_SECONDS", 0.0)
     assert main(["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "100000", "--quiet",
                  EXACT]) == 0
     captured = capsys.readouterr()

@@ -21,7 +21,7 @@ import textwrap
 import pytest
 
 from dpkit.cli.main import main
-from dpkit.commands import audit as audit_command
+from dpkit.commands.audit import progress as audit_progress
 from dpkit.commands.errors import EXIT_FAILURE, EXIT_OK, EXIT_REFUTED, EXIT_USAGE
 
 MODULE = """
@@ -202,7 +202,7 @@ def test_pair_options_that_conflict_are_named(user_module, options, fragment):
 
 
 def test_scalar_functions_and_the_run_time_estimate(user_module, monkeypatch):
-    monkeypatch.setattr(audit_command, "ESTIMATE_NOTICE_SECONDS", 0.0)  # print it even for a short run
+    monkeypatch.setattr(audit_progress, "ESTIMATE_NOTICE_SECONDS", 0.0)  # print it even for a short run
     status, out, err = run_cli(audit_argv(f"{user_module}:one", "--scalar", "--pairs", "statdp-one",
                                           samples=40_000))
     assert status == EXIT_OK, err

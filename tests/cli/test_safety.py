@@ -17,8 +17,9 @@ import pytest
 from dpkit.audit import audit
 from dpkit.audit.runner import AuditTimeoutError, MechanismError
 from dpkit.cli.main import main
-from dpkit.commands import audit as audit_command
-from dpkit.commands.runner import EXIT_CODES, run_json
+from dpkit.commands.audit import progress as audit_progress
+from dpkit.commands.errors import EXIT_CODES
+from dpkit.commands.runner import run_json
 from dpkit.report import builder, rerun, write_report
 
 EPSILON_ARGV = ["epsilon", "--mechanism", "gaussian", "--sigma", "2", "--count", "10", "--delta", "1e-5"]
@@ -234,7 +235,7 @@ def test_cli_timeout_and_heartbeat(tmp_path, monkeypatch):
             return np.zeros(n)
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(audit_command, "HEARTBEAT_SECONDS", 0.1)
+    monkeypatch.setattr(audit_progress, "HEARTBEAT_SECONDS", 0.1)
     status, out, err = run_cli(["audit", "--mechanism", "dpkit_test_slow_mech:hang", "--claimed-epsilon", "1",
                                 "--pairs", "statdp-one", "--length", "1", "--samples", "20000", "--batch-timeout", "0.2",
                                 "--quiet"])

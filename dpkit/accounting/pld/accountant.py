@@ -604,7 +604,6 @@ class PLDAccountant(Accountant):
         """ε at ``delta`` by exponential tilting (:mod:`.tilted`), worse of both directions; None if
         no lower bound is certified. ``guesses`` (direction → ε from a coarser grid) places the saddle
         point without a Chernoff search, and is updated with the new values; any guess gives valid bounds."""
-        index = 0 if pessimistic else 1
         values = []
         for direction, steps in zip(self._directions(pairs), self._tilted_steps(pairs, h, tail, pessimistic)):
             guess = None if guesses is None else guesses.get(direction)

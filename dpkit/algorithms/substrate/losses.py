@@ -21,7 +21,6 @@ import dataclasses
 import numpy as np
 from scipy.special import expit, log_expit
 
-from dpkit._validation import check_positive
 
 __all__ = ["Logistic", "L2", "L1", "make_regulariser", "empirical_value", "empirical_gradient"]
 
