@@ -212,7 +212,8 @@ def print_table(report: dict, epsilons: list[float]) -> bool:
         checks = table_verdicts(report, runs)
         ok_all &= all(ok for _, ok in checks)
         agents = runs[epsilons[0]]["agents"]
-        print(f"{name:<14}{agents:>7}{cells}{recovered:>11.0%}  "
+        shown = "-" if math.isnan(recovered) else f"{recovered:.0%}"
+        print(f"{name:<14}{agents:>7}{cells}{shown:>11}  "
               + "; ".join(f"{'PASS' if ok else 'FAIL'} {text}" for text, ok in checks))
     return ok_all
 
