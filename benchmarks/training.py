@@ -21,7 +21,7 @@ perturbation, Chaudhuri et al. 2011), so it spends no δ where dp-logreg spends 
 
 With ``--tables NAME ...`` (published tables of :mod:`dpkit.algorithms.substrate.public_tables`) it
 runs every algorithm in-process with the defaults of ``dpkit train`` (the agents from
-:func:`dpkit.algorithms.defaults.default_agents`) and prints, per table, the majority class, the
+:func:`dpkit.algorithms.substrate.defaults.default_agents`) and prints, per table, the majority class, the
 non-private logistic regression (the centralised minimiser, λ = 1e-5) and each algorithm's mean ± sd
 test accuracy per ε against the targets that must hold on any binary table with n ≥ 3,000:
 

@@ -1,4 +1,4 @@
-"""Validation runs behind the defaults of ``dpkit.algorithms.defaults`` (the rows-per-agent floor).
+"""Validation runs behind the defaults of ``dpkit.algorithms.substrate.defaults`` (the rows-per-agent floor).
 
 Never touches a test set: for each seed s the table is split as ``dpkit train --seed s`` splits it
 (``prepare``: ``n_train`` training rows, the rest test), the test rows are set aside, and the
@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from dpkit.algorithms.defaults import default_agents
+from dpkit.algorithms.substrate.defaults import default_agents
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.substrate.data import Dataset
 from dpkit.algorithms.substrate.evaluation import majority_accuracy

@@ -39,7 +39,7 @@ from dpkit.algorithms.substrate.evaluation import majority_accuracy
 from dpkit.algorithms.substrate.graphs import Graph, make_graph
 from dpkit.algorithms.substrate.partition import partition
 from dpkit.algorithms.registry import get_algorithm
-from dpkit.algorithms.defaults import MIN_ROWS_PER_AGENT, default_agents, noise_warning, small_agents_warning
+from dpkit.algorithms.substrate.defaults import MIN_ROWS_PER_AGENT, default_agents, noise_warning, small_agents_warning
 from dpkit.algorithms.substrate.result import TrainingResult
 from dpkit.algorithms.substrate.spec import AlgorithmSpec
 
@@ -79,7 +79,7 @@ def train(
         The run's total budget for one record (private algorithms; ``delta`` defaults to the
         algorithm's). A non-private algorithm takes neither.
     agents
-        Number of agents (default: :func:`~dpkit.algorithms.defaults.default_agents`, the algorithm's
+        Number of agents (default: :func:`~dpkit.algorithms.substrate.defaults.default_agents`, the algorithm's
         number capped so that every agent holds ≥ ``MIN_ROWS_PER_AGENT`` rows; centralised algorithms take 1).
     iterations
         Planned rounds (default: the algorithm's documented rule).

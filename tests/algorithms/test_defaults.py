@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpkit.algorithms import train
-from dpkit.algorithms.defaults import (MIN_ROWS_PER_AGENT, NOISE_TO_SIGNAL_LIMIT, default_agents, noise_warning,
+from dpkit.algorithms.substrate.defaults import (MIN_ROWS_PER_AGENT, NOISE_TO_SIGNAL_LIMIT, default_agents, noise_warning,
                                        predicted_noise_to_signal)
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.substrate.data import Dataset, make_synthetic
