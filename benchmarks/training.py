@@ -19,8 +19,19 @@ beside ``dp-logreg``: trained on the same training rows and scored on the same t
 dpkit's preprocessing) and its other defaults. Its privacy model is pure ε-DP (δ = 0; objective
 perturbation, Chaudhuri et al. 2011), so it spends no δ where dp-logreg spends δ = 1e-5.
 
+With ``--tables NAME ...`` (published tables of :mod:`dpkit.algorithms.substrate.public_tables`) it
+runs every algorithm in-process with the defaults of ``dpkit train`` (the agents from
+:func:`dpkit.algorithms.substrate.defaults.default_agents`) and prints, per table, the majority class, the
+non-private logistic regression (the centralised minimiser, λ = 1e-5) and each algorithm's mean ± sd
+test accuracy per ε against the targets that must hold on any binary table with n ≥ 3,000:
+
+* (a) at every ε ≥ 1, no private algorithm's mean accuracy is more than 1 point below the majority class;
+* (b) where the non-private model beats the majority class by ≥ 5 points, every private algorithm at
+  ε = 1 recovers ≥ 50 % of that margin.
+
 Usage::
 
+    python benchmarks/training.py --tables fair psid7682 randhie doctorvisits default [--eps 1 3] [--seeds 0 1 2]
     python benchmarks/training.py [--data adult] [--eps 0.5 1 3] [--seeds 0 1 2] [--algorithms NAME ...] [--peer] [--json]
 
 Exit status 1 when a target fails.
@@ -129,6 +140,84 @@ def verdicts(row: dict, seeds: int) -> list[tuple[str, bool]]:
     return out
 
 
+TABLE_FLOOR_POINTS = 0.01
+TABLE_MARGIN_SHARE = 0.5
+TABLE_MARGIN_MIN = 0.05
+
+
+def run_table(table: str, epsilons: list[float], seeds: list[int], names: list[str]) -> dict:
+    """Majority, non-private LR and every private algorithm's test accuracies on one published table."""
+    import warnings
+
+    from dpkit.algorithms.baselines.centralised import centralised_fit
+    from dpkit.algorithms.substrate.evaluation import majority_accuracy
+    from dpkit.algorithms.substrate.public_tables import load_public_table
+    from dpkit.algorithms.training import prepare, train
+
+    data = load_public_table(table)
+    majority, logistic = [], []
+    for seed in seeds:
+        setting = prepare(ALGORITHMS["dp-logreg"], data, seed=seed)
+        theta = centralised_fit(setting.parts[0], 1e-5)
+        logistic.append(float(np.mean(np.where(setting.test.X @ theta > 0, 1.0, -1.0) == setting.test.y)))
+        majority.append(majority_accuracy(setting.test))
+    rows = {}
+    for name in names:
+        if not ALGORITHMS[name].private:
+            continue
+        runs = {}
+        for epsilon in epsilons:
+            accuracies, agents = [], 0
+            for seed in seeds:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    result = train(name, data, epsilon=epsilon, seed=seed)
+                accuracies.append(result.accuracy)
+                agents = result.config["agents"]
+            runs[epsilon] = {"accuracy": accuracies, "agents": agents}
+        rows[name] = runs
+        print(f"... {table}: {name} done", file=sys.stderr, flush=True)
+    return {"table": table, "n": data.n, "d": data.d, "majority": float(np.mean(majority)),
+            "logistic": float(np.mean(logistic)), "rows": rows}
+
+
+def table_verdicts(report: dict, runs: dict) -> list[tuple[str, bool]]:
+    """(target, passed) of one algorithm on one table: targets (a) and (b) of the module docstring."""
+    out = []
+    majority, margin = report["majority"], report["logistic"] - report["majority"]
+    for epsilon, run in runs.items():
+        if epsilon >= 1.0:
+            out.append((f"(a) eps={epsilon:g} >= majority - 1 pt",
+                        float(np.mean(run["accuracy"])) >= majority - TABLE_FLOOR_POINTS))
+    if margin >= TABLE_MARGIN_MIN and 1.0 in runs:
+        recovered = (float(np.mean(runs[1.0]["accuracy"])) - majority) / margin
+        out.append((f"(b) {recovered:.0%} of the margin at eps=1 >= {TABLE_MARGIN_SHARE:.0%}",
+                    recovered >= TABLE_MARGIN_SHARE))
+    return out
+
+
+def print_table(report: dict, epsilons: list[float]) -> bool:
+    """Print one table's results; True when every target passes."""
+    margin = report["logistic"] - report["majority"]
+    print(f"\n{report['table']} (n = {report['n']}, d = {report['d']}): majority {report['majority']:.4f}, "
+          f"non-private LR {report['logistic']:.4f}, margin {100 * margin:.1f} points")
+    print(f"{'algorithm':<14}{'agents':>7}" + "".join(f"{'eps=' + format(e, 'g'):>18}" for e in epsilons)
+          + f"{'recovered':>11}  targets")
+    ok_all = True
+    for name, runs in report["rows"].items():
+        cells = "".join(f"{np.mean(runs[e]['accuracy']):.4f} ± {np.std(runs[e]['accuracy']):.4f}".rjust(18)
+                        for e in epsilons)
+        recovered = ((np.mean(runs[1.0]["accuracy"]) - report["majority"]) / margin
+                     if 1.0 in runs and margin > 0 else float("nan"))
+        checks = table_verdicts(report, runs)
+        ok_all &= all(ok for _, ok in checks)
+        agents = runs[epsilons[0]]["agents"]
+        shown = "-" if math.isnan(recovered) else f"{recovered:.0%}"
+        print(f"{name:<14}{agents:>7}{cells}{shown:>11}  "
+              + "; ".join(f"{'PASS' if ok else 'FAIL'} {text}" for text, ok in checks))
+    return ok_all
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="adult", help="dataset name or path (default: the packaged Adult)")
@@ -138,7 +227,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peer", action="store_true",
                         help="add diffprivlib's LogisticRegression (pure epsilon-DP) on dp-logreg's split")
     parser.add_argument("--json", action="store_true", help="print the raw results as JSON")
+    parser.add_argument("--tables", nargs="+", help="published tables (dpkit.algorithms.substrate.public_tables): "
+                        "targets (a) and (b) instead of Adult's")
     args = parser.parse_args(argv)
+    if args.tables:
+        passed = True
+        for table in args.tables:
+            report = run_table(table, args.eps, args.seeds, args.algorithms)
+            passed &= print_table(report, args.eps)
+        return 0 if passed else 1
     rows = []
     for name in args.algorithms:
         rows.append(run_algorithm(name, args.data, args.eps, args.seeds))

@@ -39,17 +39,11 @@ from dpkit.algorithms.substrate.evaluation import majority_accuracy
 from dpkit.algorithms.substrate.graphs import Graph, make_graph
 from dpkit.algorithms.substrate.partition import partition
 from dpkit.algorithms.registry import get_algorithm
+from dpkit.algorithms.substrate.defaults import MIN_ROWS_PER_AGENT, default_agents, noise_warning, small_agents_warning
 from dpkit.algorithms.substrate.result import TrainingResult
 from dpkit.algorithms.substrate.spec import AlgorithmSpec
 
 __all__ = ["train", "prepare", "Setting", "MAX_ITERATIONS", "MIN_ROWS_PER_AGENT", "small_agents_warning"]
-
-MIN_ROWS_PER_AGENT = 1000
-"""Fewest training rows per agent a private run is expected to learn from at ε ≈ 1: each
-agent's release noise scales like 1/|D_i|, and on a 4.9k-row table 20 agents of 195 rows
-each fell below the majority class, while Adult's defaults (≥ 1,750 rows per agent) meet their
-targets. Below it, :func:`train` adds :func:`small_agents_warning` to the result's notes (not
-tuned: the two measured points bracket it)."""
 
 MAX_ITERATIONS = 1_000_000
 """The most rounds a run may plan: a run records its per-round history, and beyond 10⁶ rounds it
@@ -85,7 +79,8 @@ def train(
         The run's total budget for one record (private algorithms; ``delta`` defaults to the
         algorithm's). A non-private algorithm takes neither.
     agents
-        Number of agents (default: the algorithm's; centralised algorithms take 1).
+        Number of agents (default: :func:`~dpkit.algorithms.substrate.defaults.default_agents`, the algorithm's
+        number capped so that every agent holds ≥ ``MIN_ROWS_PER_AGENT`` rows; centralised algorithms take 1).
     iterations
         Planned rounds (default: the algorithm's documented rule).
     seed
@@ -120,7 +115,9 @@ def train(
     if variant not in spec.variants:
         raise ValueError(f"variant must be one of {spec.variants} for {name}, got variant={variant!r}")
     budget = _budget(spec.name, spec.private, epsilon, delta, spec.delta)
-    agents = spec.agents if agents is None else check_integer("agents", agents, minimum=1)
+    if agents is None:
+        agents = default_agents(spec, _default_n_train(spec, data) if n_train is None else n_train)
+    agents = check_integer("agents", agents, minimum=1)
     if spec.topology == "central" and agents != 1:
         raise ValueError(f"{name} is centralised: agents must be 1, got agents={agents}")
     if iterations is not None:
@@ -154,27 +151,11 @@ def train(
     if network is not None:
         config["graph"] = network.to_dict()
     notes = result.notes
-    warning = small_agents_warning([p.n for p in parts], spec.private)
-    if warning:
-        notes = notes + (warning,)
+    sizes = [p.n for p in parts]
+    for warning in (small_agents_warning(sizes, spec.private), noise_warning(sizes, data.d, epsilon if spec.private else None)):
+        if warning:
+            notes = notes + (warning,)
     return dataclasses.replace(result, config=config, seconds=seconds, notes=notes)
-
-
-def small_agents_warning(sizes: list[int], private: bool = True) -> str | None:
-    """A warning when a private run's smallest agent holds fewer than :data:`MIN_ROWS_PER_AGENT`
-    rows (the noise is then likely to swamp the signal), else None. Uses only the public sizes.
-
-    >>> small_agents_warning([195] * 20)[:40]
-    'warning: agents hold as few as 195 rows '
-    >>> small_agents_warning([7000] * 5) is None
-    True
-    """
-    smallest = min(sizes)
-    if not private or smallest >= MIN_ROWS_PER_AGENT:
-        return None
-    return (f"warning: agents hold as few as {smallest} rows (fewer than {MIN_ROWS_PER_AGENT}); the per-agent noise "
-            f"scales like 1/rows and may swamp the signal: compare with the majority class, or use fewer agents "
-            f"(--agents)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,10 +176,12 @@ def prepare(spec: AlgorithmSpec, data: Dataset, *, agents: int | None = None, se
     training rows equally over ``agents`` and build the graph, all seeded by ``seed``:
     ``SeedSequence(seed).spawn(4)`` seeds the split, the partition, the graph and the noise, so every
     caller that prepares the same (spec, data, agents, seed) gets the same setting."""
-    agents = spec.agents if agents is None else check_integer("agents", agents, minimum=1)
+    if agents is None:
+        agents = default_agents(spec, _default_n_train(spec, data) if n_train is None else n_train)
+    agents = check_integer("agents", agents, minimum=1)
     seed = check_integer("seed", seed, minimum=0)
     if n_train is None:
-        n_train = min(spec.n_train, int(0.8 * data.n))
+        n_train = _default_n_train(spec, data)
         if n_train < agents:
             raise ValueError(f"data {data.name!r} has {data.n} rows: 80 % of them ({n_train}) is fewer than one "
                              f"training row per agent (agents={agents}); use more data or fewer agents")
@@ -211,6 +194,11 @@ def prepare(spec: AlgorithmSpec, data: Dataset, *, agents: int | None = None, se
     parts = partition(train_rows, agents, rng=np.random.default_rng(seeds[1]))
     network = make_graph(graph, agents, np.random.default_rng(seeds[2]), edges) if spec.topology == "graph" else None
     return Setting(parts, test, network, np.random.default_rng(seeds[3]), n_train)
+
+
+def _default_n_train(spec: AlgorithmSpec, data: Dataset) -> int:
+    """The algorithm's training-set size, at most 80 % of the rows."""
+    return min(spec.n_train, int(0.8 * data.n))
 
 
 def _budget(name: str, private: bool, epsilon: float | None, delta: float | None, default_delta: float) -> Budget | None:

@@ -138,7 +138,7 @@ def test_ledger_equals_the_draws(monkeypatch, run):
         recorded = [(e.sigma, e.sensitivity) for e, count in res.ledger.entries(agent) for _ in range(count)]
         assert recorded == drawn
         # true replace-one sensitivity of agent i: Lemma 1 (DP-ADMM) or 2c1/(mμ) + 2β/μ (PVP)
-        mu = 0.01 + 1.0 / 210
+        mu = (res.config["rho"] if run == "admm-pvp" else 0.01) + 1.0 / 210
         want = 2.0 / (part.n * (0.1 + 0.25 + 1 / 210)) if run == "dp-admm" else 2.0 / (part.n * mu) + 2e-6 / mu
         assert drawn[0][1] == pytest.approx(want, rel=1e-12)
 

@@ -124,7 +124,7 @@ def test_cli_out_is_written_atomically_and_never_overwritten(capsys, tmp_path, m
 
 
 def test_cli_errors_name_the_option_the_user_typed(capsys):
-    cases = [(("--n-train", "3"), "--n-train=3 is fewer"), (("--iterations", "100000000000000"), "--iterations must"),
+    cases = [(("--n-train", "3", "--agents", "5"), "--n-train=3 is fewer"), (("--iterations", "100000000000000"), "--iterations must"),
              (("--graph", "ring"), "--graph applies"), (("--delta", "2"), "--delta must be in (0, 1)")]
     for extra, fragment in cases:
         code, _, err = _run(capsys, "--algorithm", "dp-admm", "--data", "synthetic", "--epsilon", "1", *extra)

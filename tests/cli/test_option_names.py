@@ -18,7 +18,7 @@ from dpkit.cli.main import main
     ("calibrate --mechanism gaussian --epsilon 1 --delta 1e-5 --sampling without-replacement --batch 10 --population 5",
      "--batch must be in [1, --population=5]"),
     ("epsilon --mechanism randomized-response --epsilon0 1 --k 1 --delta 1e-5", "--k must be an integer >= 2"),
-    ("train --algorithm dp-admm --data synthetic --epsilon 1 --n-train 3", "--n-train=3 is fewer"),
+    ("train --algorithm dp-admm --data synthetic --epsilon 1 --n-train 3 --agents 5", "--n-train=3 is fewer"),
 ])
 def test_error_names_the_option(argv, named):
     err = io.StringIO()

@@ -58,8 +58,12 @@ Defaults (``docs/algorithms/hetero-admm.md`` has the sweeps behind them)
 * corrected ``penalty`` (ADMM β, eq. 15) = :func:`corrected_penalty` (z) = :data:`PENALTY_SCALE`·√z,
   with z the calibrated noise multiplier (a function of ε, δ and T only). 1/(2β|𝓝_i|) is the
   rounds' step in gradient units, where the noise is 2z/m_i whatever β: noisier runs take smaller
-  steps. ``reg`` (a of eq. 3) = :data:`CORRECTED_REG` = 0.001 (validation split: +0.7 point over
-  0.01 at ε = 1 and 3, equal at ε = 0.5). The constants were chosen on a validation split carved
+  steps. ``reg`` (a of eq. 3) = clamp(:data:`REG_SCALE`/S, :data:`CORRECTED_REG`, :data:`REG_MAX`),
+  S = ε·mean(m_i)·√n the public noise scale (:mod:`~dpkit.algorithms.substrate.noise_scale`): ≈ 0.001
+  on Adult (validation split: 0.001 is +0.7 point over 0.01 at ε = 1 and 3, equal at ε = 0.5; 0.002
+  costs 0.1 point at ε = 1), ≈ 0.01 on tables of a few thousand rows, where the label randomization's
+  noise dominates (validation splits of DoctorVisits and PSID7682 in ``benchmarks/tune_defaults.py``:
+  0.01 is +4.3 and +0.2 points over 0.001 at ε = 1). The constants were chosen on a validation split carved
   from Adult's training data (never the test set).
 * paper: T = 100 (Fig. 4(a)), R = 1 (Fig. 3, Table I), ρ = 0.8 (Fig. 4(a)); V = 0.1, β = 0.01
   and a = 0.01 are not given by the paper (dpkit's choices).
@@ -78,6 +82,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from dpkit._validation import check_integer, check_nonnegative, check_positive, check_rng, check_unit_interval
+from dpkit.algorithms.substrate.noise_scale import scaled_default
 from dpkit.algorithms.substrate.admm_loops import LoopState, check_parts_on_graph, decentralised_loop, round_recorder
 from dpkit.algorithms.substrate.budget import Budget
 from dpkit.algorithms.substrate.data import Dataset
@@ -103,7 +108,7 @@ from dpkit.mechanisms.ledger import PrivacyLedger
 from dpkit.mechanisms.randomized_response import BinaryRandomizedResponse
 
 __all__ = [
-    "CORRECTED_ROUNDS", "PENALTY_SCALE", "CORRECTED_REG", "PAPER_DEFAULTS",
+    "CORRECTED_ROUNDS", "PENALTY_SCALE", "CORRECTED_REG", "REG_SCALE", "REG_MAX", "PAPER_DEFAULTS",
     "corrected_penalty", "randomize_labels", "local_objectives", "label_correction", "release_correction", "sensitivities",
     "perturbed_admm", "output_models", "train_hetero_admm",
     "SPEC",
@@ -115,6 +120,8 @@ PENALTY_SCALE = 6.5e-4
 """β = PENALTY_SCALE·√z: the corrected variant's default ADMM penalty (:func:`corrected_penalty`)."""
 CORRECTED_REG = 0.001
 """Default regularisation weight a of the corrected variant (each server uses a/n)."""
+REG_SCALE, REG_MAX = 30.0, 0.03
+"""reg = clamp(REG_SCALE/S, CORRECTED_REG, REG_MAX) (module docstring)."""
 PAPER_DEFAULTS = {"iterations": 100, "R": 1.0, "rho": 0.8, "V": 0.1, "penalty": 0.01, "reg": 0.01}
 """Paper variant: T, R, ρ from the paper's Adult study; V, β, a are not given by the paper."""
 TOL = 1e-8
@@ -254,7 +261,10 @@ def train_hetero_admm(
     N, d = len(parts), parts[0].d
     T = check_integer("iterations", iterations if iterations is not None else
                       (PAPER_DEFAULTS["iterations"] if paper else CORRECTED_ROUNDS), minimum=1)
-    reg = check_positive("reg", reg if reg is not None else (PAPER_DEFAULTS["reg"] if paper else CORRECTED_REG))
+    if reg is None:
+        reg = PAPER_DEFAULTS["reg"] if paper else scaled_default(REG_SCALE, [p.n for p in parts], budget.epsilon,
+                                                                 CORRECTED_REG, REG_MAX)
+    reg = check_positive("reg", reg)
     tol = check_positive("tol", tol)
     if paper:
         if share is not None:

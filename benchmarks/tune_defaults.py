@@ -1,0 +1,97 @@
+"""Validation runs behind the defaults of ``dpkit.algorithms.substrate.defaults`` (the rows-per-agent floor).
+
+Never touches a test set: for each seed s the table is split as ``dpkit train --seed s`` splits it
+(``prepare``: ``n_train`` training rows, the rest test), the test rows are set aside, and the
+training rows alone are split again (``train(..., seed=s)`` on them: 75 % fit, 25 % validation).
+Every candidate is scored on those validation rows.
+
+For each table, algorithm and candidate floor F the number of agents is
+``default_agents(spec, n_fit, floor=F)`` (clamp(n_fit // F, 2 for graph algorithms else 1,
+the algorithm's default)); ``--option key=value`` adds an algorithm option to every run.
+It prints the validation accuracy (mean ± sd over the seeds) beside the validation split's majority
+class, per floor.
+
+Usage::
+
+    python benchmarks/tune_defaults.py [--tables psid7682 doctorvisits ...] [--floors 1000 1500 2000]
+        [--algorithms NAME ...] [--eps 1] [--seeds 0 1 2] [--option lam=0.01 ...]
+
+Result that set ``MIN_ROWS_PER_AGENT`` (see ``docs/algorithms.md``, "Defaults that travel").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+import numpy as np
+
+from dpkit.algorithms.substrate.defaults import default_agents
+from dpkit.algorithms.registry import ALGORITHMS
+from dpkit.algorithms.substrate.data import Dataset
+from dpkit.algorithms.substrate.evaluation import majority_accuracy
+from dpkit.algorithms.substrate.public_tables import load_public_table
+from dpkit.algorithms.training import prepare, train
+
+FIT_SHARE = 0.75
+
+
+def training_rows(name: str, data: Dataset, seed: int) -> Dataset:
+    """The training rows ``dpkit train --algorithm name --seed seed`` would use (its test rows left out)."""
+    parts = prepare(ALGORITHMS[name], data, agents=1, seed=seed).parts
+    return Dataset(np.vstack([p.X for p in parts]), np.concatenate([p.y for p in parts]), data.name + ":train",
+                   data.feature_names)
+
+
+def validate(name: str, data: Dataset, floor: int, epsilon: float, seeds: list[int], options: dict) -> tuple[list, list, int]:
+    """(validation accuracies, validation majority accuracies, agents) over ``seeds``."""
+    spec = ALGORITHMS[name]
+    accuracies, majorities = [], []
+    agents = 0
+    for seed in seeds:
+        rows = training_rows(name, data, seed)
+        n_fit = int(FIT_SHARE * rows.n)
+        agents = default_agents(spec, n_fit, floor=floor)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = train(name, rows, epsilon=epsilon if spec.private else None, agents=agents, seed=seed,
+                           n_train=n_fit, **options)
+        accuracies.append(result.accuracy)
+        majorities.append(result.config["majority_accuracy"])
+    return accuracies, majorities, agents
+
+
+def _value(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", nargs="+", default=["psid7682", "doctorvisits", "randhie"])
+    parser.add_argument("--floors", type=int, nargs="+", default=[1000, 1500, 2000])
+    parser.add_argument("--algorithms", nargs="+", default=[n for n, s in ALGORITHMS.items() if s.private],
+                        choices=list(ALGORITHMS))
+    parser.add_argument("--eps", type=float, default=1.0)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--option", action="append", default=[], help="key=value, passed to every run")
+    args = parser.parse_args(argv)
+    options = {k: _value(v) for k, v in (item.split("=", 1) for item in args.option)}
+    print(f"validation split: {FIT_SHARE:.0%} of each seed's training rows fit, the rest score; eps={args.eps:g}; "
+          f"options={options}")
+    for table in args.tables:
+        data = load_public_table(table)
+        for name in args.algorithms:
+            cells = []
+            for floor in args.floors:
+                acc, maj, agents = validate(name, data, floor, args.eps, args.seeds, options)
+                cells.append(f"F={floor}: {np.mean(acc):.4f}±{np.std(acc):.4f} ({agents} ag)")
+            print(f"{table:<16}{name:<12} majority {np.mean(maj):.4f}  " + "  ".join(cells), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

