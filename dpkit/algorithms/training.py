@@ -43,7 +43,13 @@ from dpkit.algorithms.substrate.defaults import MIN_ROWS_PER_AGENT, default_agen
 from dpkit.algorithms.substrate.result import TrainingResult
 from dpkit.algorithms.substrate.spec import AlgorithmSpec
 
-__all__ = ["train", "prepare", "Setting", "MAX_ITERATIONS", "MIN_ROWS_PER_AGENT", "small_agents_warning"]
+__all__ = ["train", "prepare", "Setting", "MAX_ITERATIONS", "MIN_ROWS_PER_AGENT", "FLOAT_NOTE",
+           "small_agents_warning"]
+
+FLOAT_NOTE = ("not private as executed: the noise is drawn by continuous floating-point samplers (dpkit.mechanisms "
+              "with float_safe=False), so the epsilon is proved in exact arithmetic; the low bits of the released "
+              "doubles can reveal more (Mironov 2012; docs/audit.md, 'Floating point as executed')")
+"""Every private run's note on its floating-point noise (the mechanisms' own label, carried to the run)."""
 
 MAX_ITERATIONS = 1_000_000
 """The most rounds a run may plan: a run records its per-round history, and beyond 10⁶ rounds it
@@ -155,6 +161,8 @@ def train(
     for warning in (small_agents_warning(sizes, spec.private), noise_warning(sizes, data.d, epsilon if spec.private else None)):
         if warning:
             notes = notes + (warning,)
+    if spec.private:
+        notes = notes + (FLOAT_NOTE,)
     return dataclasses.replace(result, config=config, seconds=seconds, notes=notes)
 
 

@@ -84,3 +84,13 @@ def test_weak_signal_table_stays_at_the_majority_class(name):
     accuracy = np.mean([r.accuracy for r in runs])
     majority = np.mean([r.config["majority_accuracy"] for r in runs])
     assert accuracy >= majority - 0.01
+
+
+def test_private_runs_carry_the_floating_point_label_and_non_private_runs_do_not():
+    # Mironov 2012: a continuous float sampler's ε holds in exact arithmetic only; every private run says so
+    from dpkit.algorithms.substrate.data import make_synthetic
+    from dpkit.algorithms.training import FLOAT_NOTE, train
+
+    data = make_synthetic(3000, 5, rng=0)
+    assert FLOAT_NOTE in train("dp-logreg", data, epsilon=1.0, seed=0).notes
+    assert FLOAT_NOTE not in train("admm", data, seed=0, iterations=5).notes
