@@ -542,7 +542,7 @@ def load_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
                 raise ValueError(f"malformed CSV line in {path!r} at line {lineno}, {_column_name(k, names)}: "
                                  f"non-finite value {cell.strip()!r}")
             values.append(value)
-        label = values.pop(label_index)
+        values.pop(label_index)  # the label cell is read below as text, not as a feature
         labels.append(_label(row[label_index].strip(), path, lineno, "label " + _column_name(label_index, names)))
         features.append(values)
     if not labels:
