@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dpkit"
-SHARED = {"dpkit", "dpkit._validation", "dpkit._progress", "dpkit._threads"}
+SHARED = {"dpkit", "dpkit._validation", "dpkit._progress", "dpkit._threads", "dpkit._bisection"}
 
 ALLOWED: dict[str, set[str]] = {
     "accounting": {"accounting"},

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpkit._bisection import first_passing
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_unit_interval
 from dpkit.audit.statistics import cp_lower, cp_upper
 
@@ -125,14 +126,7 @@ def samples_for_power(p1: float, p2: float, claimed_epsilon: float, claimed_delt
             return None
         hi *= 2
     hi = min(hi, max_samples)
-    lo = hi // 2
-    while hi - lo > max(1, lo // 100):
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return first_passing(enough, hi // 2, hi, relative=100)
 
 
 def detectable_at_power(p2: float, m: int, claimed_epsilon: float, claimed_delta: float = 0.0, level: float = 0.05,

@@ -26,6 +26,8 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
+from dpkit._bisection import first_passing
+
 __all__ = [
     "cp_lower",
     "cp_upper",
@@ -152,14 +154,7 @@ def samples_to_refute(p1: float, p2: float, claimed_epsilon: float, claimed_delt
 
     if not refutes(max_samples):
         return None
-    lo, hi = 1, max_samples
-    while hi - lo > max(1, lo // 1000):  # 0.1 % resolution, rounded up
-        mid = (lo + hi) // 2
-        if refutes(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return first_passing(refutes, 1, max_samples, relative=1000)  # 0.1 % resolution, rounded up
 
 
 def detectable_epsilon(p2: float, samples_per_input: int, claimed_epsilon: float, claimed_delta: float = 0.0,

@@ -31,11 +31,12 @@ J. Cheng, W. Liu, X. Wang, X. Lu, "Adaptive Distributed Differential Privacy wit
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import optimize, special
 
+from dpkit._bisection import first_passing
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_unit_interval
 from dpkit.accounting.analytic_gaussian import gaussian_delta, gaussian_sigma
 from dpkit.accounting.approx_dp import advanced_composition
@@ -196,18 +197,7 @@ def theorem1_max_rounds(epsilon: float, delta: float, p: float, sensitivity: flo
         if fits(limit):
             return limit
         high = limit
-    return _bisect(fits, low, high)
-
-
-def _bisect(fits: Callable[[int], bool], low: int, high: int) -> int:
-    """Largest k in [low, high) with fits(k), given fits(low) and not fits(high)."""
-    while high - low > 1:
-        middle = (low + high) // 2
-        if fits(middle):
-            low = middle
-        else:
-            high = middle
-    return low
+    return first_passing(lambda k: not fits(k), low, high) - 1  # the last k that fits, given fits(low)
 
 
 def paper_claim(epsilon: float, delta: float, estimated_rounds: int, clip: float, rounds: int,
