@@ -102,28 +102,30 @@ def svt_roth(database, n, rng, epsilon, cutoff=1, threshold=1.0):
     return np.where(above & (before < cutoff), noisy, np.nan)
 
 
+def _noisy_answers(database, n, rng, epsilon, noise: str) -> np.ndarray:
+    """``n`` rows of the query answers plus i.i.d. ``noise`` (``"laplace"`` or ``"exponential"``) of scale 2/ε."""
+    q = _q(database)
+    return q + getattr(rng, noise)(scale=2.0 / epsilon, size=(n, q.size))
+
+
 def rnm_index(database, n, rng, epsilon):
     """Report-noisy-max with Lap(2/ε), returns the index (correct; StatDP noisy_max_v1a)."""
-    q = _q(database)
-    return np.argmax(q + rng.laplace(scale=2.0 / epsilon, size=(n, q.size)), axis=1)
+    return np.argmax(_noisy_answers(database, n, rng, epsilon, "laplace"), axis=1)
 
 
 def rnm_value(database, n, rng, epsilon):
     """Report-noisy-max with Lap(2/ε) returning the noisy maximum (broken; noisy_max_v1b)."""
-    q = _q(database)
-    return np.max(q + rng.laplace(scale=2.0 / epsilon, size=(n, q.size)), axis=1)
+    return np.max(_noisy_answers(database, n, rng, epsilon, "laplace"), axis=1)
 
 
 def rnm_exp_index(database, n, rng, epsilon):
     """Report-noisy-max with Exp(2/ε) noise, returns the index (correct; noisy_max_v2a)."""
-    q = _q(database)
-    return np.argmax(q + rng.exponential(scale=2.0 / epsilon, size=(n, q.size)), axis=1)
+    return np.argmax(_noisy_answers(database, n, rng, epsilon, "exponential"), axis=1)
 
 
 def rnm_exp_value(database, n, rng, epsilon):
     """Report-noisy-max with Exp(2/ε) returning the value (broken; noisy_max_v2b)."""
-    q = _q(database)
-    return np.max(q + rng.exponential(scale=2.0 / epsilon, size=(n, q.size)), axis=1)
+    return np.max(_noisy_answers(database, n, rng, epsilon, "exponential"), axis=1)
 
 
 def histogram(database, n, rng, epsilon):
