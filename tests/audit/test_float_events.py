@@ -186,11 +186,17 @@ def test_frequency_audit_passes_what_the_float_check_refutes():
 @settings(max_examples=8, deadline=None)
 @given(centre=st.floats(-1e6, 1e6, allow_nan=False), scale=st.floats(1e-3, 1e3))
 def test_identical_inputs_never_give_a_witness(centre, scale):
+    # no false positive: an output drawn on D is always reachable on D itself (soundness of the
+    # reachability search), while the same search at the same scale finds one when the answer
+    # moves by scale/3 from 0, where the noise's float grid is finer than the output's (power)
     def mech(db, n, rng):
         return float(np.asarray(db)[0]) + rng.laplace(0.0, scale, size=n)
 
     result = float_reachability(mech, [([centre], [centre])], samples=400, rng=0)
     assert result.analysed == (0,) and result.witness is None
+    assert result.unreachable == ((0, 0, 0, 200),)
+    shifted = float_reachability(mech, [([0.0], [scale / 3])], samples=400, rng=0)
+    assert shifted.witness is not None and max(shifted.unreachable[0][1:3]) > 0
 
 
 def test_gaussian_mechanism_leaks_under_the_ziggurat_model():

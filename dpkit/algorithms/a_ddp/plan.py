@@ -91,6 +91,9 @@ PAPER_STEP_SIZE = 0.05
 class ADDPPlan:
     """Everything the training loop needs, and where each value came from.
 
+    Built once per run by :func:`corrected_plan` or :func:`paper_plan` before any noise is drawn,
+    so it depends only on public values (users' sizes, d, ε, δ, the defaults), never on records.
+
     Attributes
     ----------
     variant

@@ -58,6 +58,9 @@ LOSS_CURVATURE_BOUND = 0.25
 class DualNoise:
     """Per-node noise of one DVP run.
 
+    Every release of b_p(t) goes through ``mechanisms[p]``, which records its event in the run's
+    ledger in the same call; ``extra_ridge`` is the paper's Φ_p, fixed before the first round.
+
     Attributes
     ----------
     mechanisms

@@ -47,6 +47,9 @@ __all__ = ["UnbiasedLogistic"]
 class UnbiasedLogistic:
     """The unbiased logistic margin loss for labels flipped at rate 1/(1 + e^ε) (module docstring).
 
+    Its expectation over the label flip equals the logistic loss of the true label (Natarajan et
+    al. 2013, Lemma 1), so minimising it on flipped labels targets the non-private minimiser.
+
     Parameters
     ----------
     epsilon
