@@ -11,9 +11,10 @@ A thin layer over :func:`dpkit.algorithms.train`. Examples::
 read a file (without it the extension must be ``.csv``, ``.libsvm`` or ``.svm``, and the output
 says the format was taken from it); ``--label COLUMN`` names a CSV's label column by header name
 or 0-based index (default: the last column; a header line is detected as a non-numeric first line).
-A file's features are scaled only from what is public: ``--bounds B1,B2,...`` (one public bound
-per feature column: divided by it and clipped to [-1, 1]) or ``--public-scaling`` (the file's
-column maxima, which the user declares public); by default no column scaling. Every row is then
+A file's features are scaled only from what is public: ``--bounds B1,LOW2:HIGH2,...`` (one public
+range per feature column, B meaning [-B, B], mapped onto [-1, 1] and clipped) or
+``--public-scaling`` (the file's own column ranges, which the user declares public; a column
+starting at 0 is divided by its maximum, the others centred); by default no column scaling. Every row is then
 scaled to norm <= 1, a per-record step. The output says which was used. ``--option KEY=VALUE`` (repeatable)
 passes an algorithm option (values are read as JSON numbers/booleans where they parse, strings
 otherwise). ``--out FILE`` writes the full result (model and history included) atomically; an
@@ -67,10 +68,12 @@ def register(subparsers: Any) -> None:
                         help="how to read a --data file (default: from its extension .csv/.libsvm/.svm, or refused)")
     parser.add_argument("--label", metavar="COLUMN",
                         help="label column of a CSV file: header name or 0-based index (default: the last column)")
-    parser.add_argument("--bounds", metavar="B1,B2,...",
-                        help="public bound of each feature column of a --data file (columns divided by it, clipped)")
+    parser.add_argument("--bounds", metavar="B1,LOW2:HIGH2,...",
+                        help="public range of each feature column of a --data file: B for [-B, B] or LOW:HIGH "
+                             "(mapped onto [-1, 1], clipped)")
     parser.add_argument("--public-scaling", action="store_true",
-                        help="scale a --data file's columns by their maxima, declaring those maxima public")
+                        help="map a --data file's columns onto [-1, 1] by their own ranges, declaring those public "
+                             "(columns starting at 0 divided by their maximum)")
     parser.add_argument("--encoding", default="104", choices=ADULT_VARIANTS, help="Adult encoding (d; default 104)")
     parser.add_argument("--epsilon", type=float, help="total privacy budget epsilon of the run (private algorithms)")
     parser.add_argument("--delta", type=float, help="total delta (default: the algorithm's)")
@@ -183,12 +186,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_bounds(text: str) -> list[float]:
-    """``"90,1e6,99"`` → ``[90.0, 1000000.0, 99.0]`` (ValueError naming --bounds otherwise)."""
-    try:
-        return [float(item) for item in text.split(",")]
-    except ValueError:
-        raise ValueError(f"--bounds must be comma-separated numbers, got --bounds {text!r}") from None
+def parse_bounds(text: str) -> list[float | tuple[float, float]]:
+    """``"90,17:90,1"`` → ``[90.0, (17.0, 90.0), 1.0]``: a number B is the range [−B, B], ``LOW:HIGH``
+    a range (ValueError naming --bounds otherwise)."""
+    out: list[float | tuple[float, float]] = []
+    for item in text.split(","):
+        try:
+            if ":" in item:
+                low, high = item.split(":")
+                out.append((float(low), float(high)))
+            else:
+                out.append(float(item))
+        except ValueError:
+            raise ValueError(f"--bounds must be comma-separated numbers B or ranges LOW:HIGH, got --bounds {text!r}"
+                             ) from None
+    return out
 
 
 def _read_as(data: str, format: str | None, label: int | str | None, bounds: bool, public: bool) -> str | None:
@@ -196,8 +208,9 @@ def _read_as(data: str, format: str | None, label: int | str | None, bounds: boo
     if not os.path.isfile(data) or data in ("adult", "builtin", "synthetic"):
         return None
     kind, how = file_format(data, format)
-    scaling = ("public bounds (--bounds)" if bounds else "column maxima declared public (--public-scaling)" if public
-               else "none (rows scaled to norm <= 1 only)")
+    scaling = ("public bounds (--bounds)" if bounds else "column ranges declared public (--public-scaling)" if public
+               else "none: columns used as given, rows scaled to norm <= 1 (give --bounds or --public-scaling "
+                    "when columns differ in scale)")
     if kind == "libsvm":
         return f"LIBSVM ({'--format' if how == 'given' else how}; label: the first field of each line; scaling: {scaling})"
     column = "the last column" if label is None else f"column {label!r}"

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from dpkit.algorithms.substrate import data as D
 
@@ -177,7 +180,7 @@ def test_file_format_is_given_or_stated_never_guessed(tmp_path):
 
 
 def test_file_scaling_uses_public_bounds_or_nothing_from_the_rows(tmp_path):
-    """A user's file is scaled by bounds the user gives, by column maxima the user declares public,
+    """A user's file is scaled by ranges the user gives, by its own ranges the user declares public,
     or not at all: by default a row's features do not depend on any other row."""
     table = tmp_path / "t.csv"
     table.write_text("a,b,label\n0.5,0.2,1\n0.1,0.1,0\n")
@@ -186,10 +189,36 @@ def test_file_scaling_uses_public_bounds_or_nothing_from_the_rows(tmp_path):
     assert np.array_equal(D.load_csv(table).X[:2], alone.X)  # a new row changes no other row
     bounded = D.load_csv(table, bounds=[10.0, 1.0], intercept=False)
     assert bounded.X[2, 0] == pytest.approx(1.0 / np.hypot(1.0, 0.3)) and bounded.X[0, 0] == pytest.approx(0.05)
-    assert D.load_csv(table, public_scaling=True, intercept=False).X[0, 0] == pytest.approx(0.5 / 40)
+    # declared-public ranges: a ∈ [0.1, 40] and b ∈ [0.1, 0.3] are centred onto [-1, 1]
+    public = D.load_csv(table, public_scaling=True, intercept=False).X
+    assert public[0] == pytest.approx([2 * 0.4 / 39.9 - 1, 0.0]) and public[2] == pytest.approx(np.array([1, 1]) / np.sqrt(2))
+    ranged = D.load_csv(table, bounds=[(0.0, 10.0), 1.0], intercept=False)  # LOW:HIGH and B = [-B, B]
+    assert ranged.X[0] == pytest.approx([-0.9, 0.2]) and ranged.X[2, 0] == pytest.approx(1 / np.hypot(1, 0.3))
     prior = D.load_csv(table, bounds=[10.0, 1.0])  # the bias column lets a model predict the class prior
     assert prior.feature_names[-1] == "bias" and np.all(prior.X[:, -1] > 0)
     with pytest.raises(ValueError, match="one bound per feature column"):
         D.load_csv(table, bounds=[1.0])
+    for bad in ([0.0, 1.0], [(2.0, 1.0), 1.0], [float("nan"), 1.0]):
+        with pytest.raises(ValueError, match="bounds must be finite numbers > 0 or pairs low < high"):
+            D.load_csv(table, bounds=bad)
     with pytest.raises(ValueError, match="bounds or public_scaling"):
         D.load_dataset(str(table), bounds=[1.0, 1.0], public_scaling=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(float, st.tuples(st.integers(1, 12), st.integers(1, 4)), elements=st.floats(-1e6, 1e6)),
+       st.integers(0, 3))
+def test_declared_ranges_reach_the_unit_box_and_keep_zeros(X, sparse_column):
+    """Every column lands in [-1, 1]; a column whose minimum is 0 is x / max (zeros stay 0, sparse
+    rows stay sparse); any other non-constant column is centred so its extremes hit -1 and +1."""
+    column = sparse_column % X.shape[1]
+    X[:, column] = np.abs(X[:, column])
+    X[0, column] = 0.0
+    Z = D.normalise(X, ranges=True, row_norm=False)
+    assert np.all(np.abs(Z) <= 1.0)
+    top = X[:, column].max()
+    assert np.allclose(Z[:, column], X[:, column] / top if top > 0 else 0.0)
+    for j in range(X.shape[1]):
+        low, high = X[:, j].min(), X[:, j].max()
+        if low != 0 and high > low and high - low > 1e-9 * max(abs(low), abs(high)):
+            assert Z[np.argmin(X[:, j]), j] == pytest.approx(-1.0) and Z[np.argmax(X[:, j]), j] == pytest.approx(1.0)

@@ -197,7 +197,7 @@ def test_cli_label_and_format_choose_how_a_file_is_read(capsys, tmp_path):
     code, out, _ = _run(capsys, *argv, "--format", "csv", "--label", "y")
     payload = json.loads(out)
     assert code == 0 and payload["config"]["dimension"] == 5  # a, b, c, flag and the bias column
-    assert payload["config"]["data_read_as"] == "CSV (--format; label: column 'y'; scaling: none (rows scaled to norm <= 1 only))"
+    assert payload["config"]["data_read_as"] == "CSV (--format; label: column 'y'; scaling: none: columns used as given, rows scaled to norm <= 1 (give --bounds or --public-scaling when columns differ in scale))"
     code, out, _ = _run(capsys, *argv, "--format", "csv", "--label", "0")
     assert code == 0 and json.loads(out)["accuracy"] == payload["accuracy"]
     code, _, err = _run(capsys, *argv, "--format", "csv", "--label", "income")

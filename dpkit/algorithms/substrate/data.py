@@ -11,15 +11,20 @@ Every loader returns a :class:`Dataset`: a float feature matrix ``X`` (rows = re
 
 Where scaling constants come from (they must not be private, or the ε would not cover them):
 
-* the packaged Adult and the built-in Fair data: column maxima of the published files, treated as
-  public (a documented public-data assumption: these datasets are public, and the runs on them
-  reproduce the papers, which scale this way);
-* a user's CSV/LIBSVM file: public per-column bounds the user gives (``bounds``: each column is
-  divided by its bound and clipped to [−1, 1]), or, with ``public_scaling=True``, the file's
-  column maxima, which the user thereby declares public; by default no column scaling at all,
-  only step 4, which is per record and data-independent. Test rows never set a constant that
-  is not public. A file also gets a constant ``bias`` column (``intercept=True``, the default),
-  so every model can fall back to the class prior.
+* the packaged Adult: column maxima of the published files (step 3), treated as public (a
+  documented public-data assumption: the data are public, and the runs on them reproduce the
+  papers, which scale this way);
+* the built-in Fair data and the published tables of
+  :mod:`~dpkit.algorithms.substrate.public_tables`: each column's range in the published table
+  mapped onto [−1, 1] instead of step 3 (:func:`data_ranges`: columns that start at 0 are
+  divided by their maximum, the others centred), the same public-data assumption;
+* a user's CSV/LIBSVM file: public per-column bounds the user gives (``bounds``: a number B is
+  the range [−B, B], a pair ``(low, high)`` a range; each mapped onto [−1, 1] and clipped), or,
+  with ``public_scaling=True``, the file's column ranges as for Fair, which the user thereby
+  declares public; by default no column scaling at all, only step 4, which is per record and
+  data-independent. Test rows never set a constant that is not public. A file also gets a
+  constant ``bias`` column (``intercept=True``, the default), so every model can fall back to
+  the class prior.
 
 UCI Adult (Becker & Kohavi 1996, CC BY 4.0) ships with dpkit: ``load_adult()`` and
 ``load_dataset("adult")`` read the gzip'd copy in ``dpkit/algorithms/substrate/datasets/`` (the original
@@ -150,20 +155,25 @@ class Dataset:
 
 
 def normalise(X: np.ndarray, *, column_max: bool = True, row_norm: bool = True,
-              bounds: Sequence[float] | None = None) -> np.ndarray:
-    """Scale columns to max |value| 1 (zero columns untouched), then rows to ``||x||_2 <= 1``.
+              bounds: Sequence[float | tuple[float, float]] | None = None, ranges: bool = False) -> np.ndarray:
+    """Scale the columns (as chosen below), then the rows to ``||x||_2 <= 1``.
 
-    With ``bounds`` (public per-column bounds, > 0) each column is divided by its bound and
-    clipped to [−1, 1] instead of using the column maxima.
+    Columns, in order of precedence:
+
+    * ``bounds``: public per-column bounds, each a number ``B > 0`` (the range [−B, B]) or a pair
+      ``(low, high)`` with ``low < high``; each column is mapped by :func:`scale_to_ranges`;
+    * ``ranges=True``: the columns' own ranges (:func:`data_ranges`, which the caller declares
+      public) mapped by :func:`scale_to_ranges`;
+    * ``column_max=True``: divided by their maximum absolute value (zero columns untouched), the
+      papers' preprocessing of Adult;
+    * otherwise left as they are.
     """
     X = np.array(X, dtype=float, copy=True)
     if bounds is not None:
-        scale = np.asarray(bounds, dtype=float)
-        if scale.shape != (X.shape[1],):
-            raise ValueError(f"bounds must give one bound per feature column ({X.shape[1]}), got {scale.size}")
-        if not np.all(np.isfinite(scale) & (scale > 0)):
-            raise ValueError(f"bounds must be finite and > 0, got bounds={scale.tolist()}")
-        X = np.clip(X / scale, -1.0, 1.0)
+        low, high = _bound_ranges(bounds, X.shape[1])
+        X = scale_to_ranges(X, low, high)
+    elif ranges:
+        X = scale_to_ranges(X, *data_ranges(X))
     elif column_max:
         scale = np.max(np.abs(X), axis=0) if X.shape[0] else np.ones(X.shape[1])
         scale[scale == 0] = 1.0
@@ -174,6 +184,56 @@ def normalise(X: np.ndarray, *, column_max: bool = True, row_norm: bool = True,
         # never leaves a row with ||x|| (or sum x^2) above 1
         X /= np.where(norms >= 1.0, norms * (1.0 + 4e-16), 1.0)[:, None]
     return X
+
+
+def scale_to_ranges(X: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Map column j's public range [low_j, high_j] (low_j < high_j) onto [−1, 1], clipping values outside.
+
+    A symmetric range [−B, B] is a division by B. Centring matters for private learning: on
+    Fair's survey scales (ratings 1–5, ages 17–42) dividing by the maximum leaves each column
+    near a constant, and the row scaling to norm 1 then spends the norm, and so the model's
+    signal, on that constant (``benchmarks/training.py --tables``).
+
+    >>> scale_to_ranges(np.array([[17.0, 0.0], [90.0, 3.0], [53.5, 9.0]]), np.array([17.0, -6.0]),
+    ...                 np.array([90.0, 6.0])).tolist()
+    [[-1.0, 0.0], [1.0, 0.5], [0.0, 1.0]]
+    """
+    X = np.asarray(X, dtype=float)
+    low = np.asarray(low, dtype=float)
+    high = np.asarray(high, dtype=float)
+    return np.clip(2.0 * (X - low) / (high - low) - 1.0, -1.0, 1.0)
+
+
+def data_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column (low, high) for :func:`scale_to_ranges` taken from ``X`` itself (declared public).
+
+    Each column's minimum and maximum, except where that would move a zero: a column whose
+    minimum is 0 gets [−max, max], i.e. it is divided by its maximum, so indicators stay 0/1,
+    counts keep their zero and sparse rows stay sparse (centring a one-hot block would give every
+    row a norm that grows with the block's size). A constant column c gets [−|c|, |c|] (a
+    constant 1, such as a bias, stays 1; a zero column stays 0).
+    """
+    X = np.asarray(X, dtype=float)
+    if not X.shape[0]:
+        return -np.ones(X.shape[1]), np.ones(X.shape[1])
+    low, high = X.min(axis=0), X.max(axis=0)
+    symmetric = (low == 0.0) | (high <= low)
+    magnitude = np.maximum(np.abs(low), np.abs(high))
+    magnitude[magnitude == 0.0] = 1.0
+    return np.where(symmetric, -magnitude, low), np.where(symmetric, magnitude, high)
+
+
+def _bound_ranges(bounds: Sequence[float | tuple[float, float]], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column (low, high) of ``bounds`` (module docstring), checked."""
+    if len(bounds) != width:
+        raise ValueError(f"bounds must give one bound per feature column ({width}), got {len(bounds)}")
+    low, high = np.empty(width), np.empty(width)
+    for j, bound in enumerate(bounds):
+        pair = tuple(bound) if isinstance(bound, (tuple, list)) else (-float(bound), float(bound))
+        if len(pair) != 2 or not all(math.isfinite(float(v)) for v in pair) or not float(pair[0]) < float(pair[1]):
+            raise ValueError(f"bounds must be finite numbers > 0 or pairs low < high, got bound {bound!r} for column {j}")
+        low[j], high[j] = float(pair[0]), float(pair[1])
+    return low, high
 
 
 def _require_file(path: str) -> None:
@@ -358,7 +418,8 @@ def load_builtin(name: str = "fair") -> Dataset:
 
     ``"fair"``: Fair's 1978 affairs survey (statsmodels ``datasets.fair``), 6,366 rows, 8 features
     (rate_marriage, age, yrs_married, children, religious, educ, occupation, occupation_husb) plus
-    a bias column; label +1 when ``affairs > 0`` (2,053 rows, 32 %). Preprocessed like Adult.
+    a bias column; label +1 when ``affairs > 0`` (2,053 rows, 32 %). Each column's published range
+    is mapped onto [−1, 1] (:func:`data_ranges`, :func:`scale_to_ranges`), then rows to norm ≤ 1.
     """
     if name != "fair":
         raise ValueError(f"name must be 'fair', got name={name!r}")
@@ -366,10 +427,10 @@ def load_builtin(name: str = "fair") -> Dataset:
 
     frame = fair.load_pandas().data
     features = [c for c in frame.columns if c != "affairs"]
-    X = frame[features].to_numpy(dtype=float)
-    X = np.hstack([X, np.ones((X.shape[0], 1))])
+    X = normalise(frame[features].to_numpy(dtype=float), ranges=True, row_norm=False)
+    X = normalise(np.hstack([X, np.ones((X.shape[0], 1))]), column_max=False)
     y = np.where(frame["affairs"].to_numpy() > 0, 1.0, -1.0)
-    return Dataset(normalise(X), y, "fair (statsmodels)", tuple(features) + ("bias",))
+    return Dataset(X, y, "fair (statsmodels)", tuple(features) + ("bias",))
 
 
 def make_synthetic(
@@ -425,12 +486,12 @@ def _text_lines(path: str, kind: str) -> list[str]:
 
 
 def load_libsvm(path: str | os.PathLike, n_features: int | None = None, *, preprocess: bool = True,
-                bounds: Sequence[float] | None = None, public_scaling: bool = False, intercept: bool = True) -> Dataset:
+                bounds: Sequence[float | tuple[float, float]] | None = None, public_scaling: bool = False, intercept: bool = True) -> Dataset:
     """Load a binary LIBSVM/SVMlight file (``label idx:value ...``, 1-based indices; labels ±1 or 0/1).
 
-    Preprocessing: ``bounds`` (public per-column bounds), or the file's column maxima if
+    Preprocessing: ``bounds`` (public per-column ranges), or the file's column ranges if
     ``public_scaling`` (declared public), else none; a constant ``bias`` column if ``intercept``;
-    then every row is scaled to ‖x‖ ≤ 1.
+    then every row is scaled to ‖x‖ ≤ 1 (module docstring).
     """
     path = os.fspath(path)
     _require_file(path)
@@ -467,7 +528,7 @@ def load_libsvm(path: str | os.PathLike, n_features: int | None = None, *, prepr
             X[r, k] = v
     names = tuple(f"x{j}" for j in range(X.shape[1]))
     if preprocess:
-        X, names = _with_intercept(normalise(X, column_max=public_scaling, row_norm=False, bounds=bounds), names,
+        X, names = _with_intercept(normalise(X, column_max=False, ranges=public_scaling, row_norm=False, bounds=bounds), names,
                                    intercept)
     return Dataset(X, np.array(labels), os.path.basename(path), names)
 
@@ -484,12 +545,12 @@ def _column_name(k: int, names: Sequence[str]) -> str:
 
 
 def load_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: bool | None = None,
-             preprocess: bool = True, bounds: Sequence[float] | None = None, public_scaling: bool = False,
+             preprocess: bool = True, bounds: Sequence[float | tuple[float, float]] | None = None, public_scaling: bool = False,
              intercept: bool = True) -> Dataset:
     """Load a numeric CSV file whose ``label_column`` holds ±1 or 0/1 labels.
 
-    Preprocessing: ``bounds`` (public per-feature-column bounds, label column left out), or the
-    file's column maxima if ``public_scaling`` (declared public), else none; a constant ``bias``
+    Preprocessing: ``bounds`` (public per-feature-column ranges, label column left out), or the
+    file's column ranges if ``public_scaling`` (declared public), else none; a constant ``bias``
     column if ``intercept``; then every row is scaled to ‖x‖ ≤ 1 (module docstring).
 
     ``label_column`` is a 0-based column index (negative counts from the end; default the last
@@ -552,7 +613,7 @@ def load_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     X = np.array(features, dtype=float)
     names = names or tuple(f"x{j}" for j in range(X.shape[1]))
     if preprocess:
-        X, names = _with_intercept(normalise(X, column_max=public_scaling, row_norm=False, bounds=bounds), names,
+        X, names = _with_intercept(normalise(X, column_max=False, ranges=public_scaling, row_norm=False, bounds=bounds), names,
                                    intercept)
     return Dataset(X, np.array(labels), os.path.basename(path), names)
 
@@ -582,7 +643,7 @@ def file_format(path: str, format: str | None = None) -> tuple[str, str]:
 
 
 def load_dataset(spec: str, *, variant: str = "104", rng: np.random.Generator | int | None = 0,
-                 format: str | None = None, label: int | str | None = None, bounds: Sequence[float] | None = None,
+                 format: str | None = None, label: int | str | None = None, bounds: Sequence[float | tuple[float, float]] | None = None,
                  public_scaling: bool = False) -> Dataset:
     """Load by a CLI-style name: ``"adult"`` (the packaged UCI Adult), ``"builtin"`` (statsmodels' Fair
     data), ``"synthetic"``, an Adult directory, or a CSV / LIBSVM file path.

@@ -3,11 +3,13 @@
 Each loader returns a :class:`~dpkit.algorithms.substrate.data.Dataset` preprocessed like the
 built-in Fair data (:func:`~dpkit.algorithms.substrate.data.load_builtin`):
 
-1. numeric columns are divided by their maximum absolute value in the published table (a
-   documented public-data assumption, as for Adult and Fair: these tables are public and the
-   constants come from the whole published file, never from a split);
-2. each categorical column (strings such as ``"yes"``/``"no"``) becomes one-hot columns, one per
+1. each categorical column (strings such as ``"yes"``/``"no"``) becomes one-hot columns, one per
    level of the published table;
+2. each column's range in the published table is mapped onto [−1, 1]
+   (:func:`~dpkit.algorithms.substrate.data.data_ranges`: a column starting at 0, such as a
+   one-hot column or a count, is divided by its maximum; the others are centred). This is a
+   documented public-data assumption, as for Fair: these tables are public and the constants
+   come from the whole published file, never from a split;
 3. a constant ``bias`` column is appended, so every model can fall back to the class prior;
 4. every row is scaled to ``||x||_2 <= 1``;
 5. the label is mapped to {-1, +1} by the rule stated in :data:`PUBLIC_TABLES`.
@@ -120,7 +122,7 @@ def _load(name: str) -> Dataset:
             text = values.astype(str).to_numpy()
             blocks.append(np.stack([text == level for level in levels], axis=1).astype(float))
             names.extend(f"{column}={level}" for level in levels)
-    X = normalise(np.hstack(blocks), row_norm=False)
+    X = normalise(np.hstack(blocks), ranges=True, row_norm=False)
     X = normalise(np.hstack([X, np.ones((X.shape[0], 1))]), column_max=False)
     return Dataset(X, y, f"{name} ({table.source})", tuple(names) + ("bias",))
 

@@ -213,6 +213,10 @@ class SolveResult:
     iterations: int
 
 
+_VALUE_ROUNDING = 1e-12
+"""Relative change of an objective value treated as rounding by :func:`solve`'s line search."""
+
+
 def solve(F: AgentObjectives, x0: np.ndarray, tol: float, *, max_iter: int = 200) -> SolveResult:
     """Damped Newton on every agent at once until each ||∇F_i||₂ ≤ ``tol`` (β).
 
@@ -247,8 +251,12 @@ def solve(F: AgentObjectives, x0: np.ndarray, tol: float, *, max_iter: int = 200
             cand_value = F.value(candidate)
             cand_grad = F.gradient(candidate)
             cand_norms = np.linalg.norm(cand_grad, axis=1)
-            # Armijo; near the optimum the value change is below rounding: accept a halved gradient.
-            accept = pending & ((cand_value <= value - 1e-4 * t * slope) | ((t == 1.0) & (cand_norms <= 0.5 * norms)))
+            # Armijo; near the optimum the value change is below rounding: there a full step that
+            # halves the gradient is accepted, but never one that raises the value beyond rounding
+            # (that rule alone let the iterates cycle between two points far from the optimum)
+            flat = np.abs(cand_value - value) <= _VALUE_ROUNDING * (1.0 + np.abs(value))
+            accept = pending & ((cand_value <= value - 1e-4 * t * slope)
+                                | ((t == 1.0) & flat & (cand_norms <= 0.5 * norms)))
             theta[accept], value[accept], grad[accept], norms[accept] = (
                 candidate[accept], cand_value[accept], cand_grad[accept], cand_norms[accept])
             pending &= ~accept
