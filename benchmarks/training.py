@@ -31,7 +31,8 @@ test accuracy per ε against the targets that must hold on any binary table with
 
 Usage::
 
-    python benchmarks/training.py --tables fair psid7682 randhie doctorvisits default [--eps 1 3] [--seeds 0 1 2]
+    python benchmarks/training.py --tables fair psid7682 doctorvisits healthinsurance randhie default cps1988 \
+        [--eps 1 3] [--seeds 0 1 2]
     python benchmarks/training.py [--data adult] [--eps 0.5 1 3] [--seeds 0 1 2] [--algorithms NAME ...] [--peer] [--json]
 
 Exit status 1 when a target fails.
