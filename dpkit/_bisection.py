@@ -1,10 +1,10 @@
-"""Integer bisection on a monotone predicate, shared by the sample-size searches and the round-count rules."""
+"""Bisection on a monotone predicate: over integers (sample sizes, round counts) and over reals (ε and ρ thresholds)."""
 
 from __future__ import annotations
 
 from typing import Callable
 
-__all__ = ["first_passing"]
+__all__ = ["first_passing", "threshold_bracket"]
 
 
 def first_passing(passes: Callable[[int], bool], low: int, high: int, relative: int = 0) -> int:
@@ -27,3 +27,25 @@ def first_passing(passes: Callable[[int], bool], low: int, high: int, relative: 
         else:
             low = middle
     return high
+
+
+def threshold_bracket(passes: Callable[[float], bool], low: float, high: float, *, absolute: float = 0.0,
+                      relative: float = 0.0, steps: int = 200) -> tuple[float, float]:
+    """A bracket ``(low, high)`` around the point where a monotone ``passes`` turns True, given that
+    ``passes(high)`` holds and ``low`` fails: halved until ``high − low ≤ max(absolute, relative·|low|)``
+    or for ``steps`` halvings, whichever comes first. ``high`` always passes and ``low`` always fails,
+    so a caller keeps the end on its safe side.
+
+    >>> low, high = threshold_bracket(lambda x: x * x >= 2.0, 1.0, 2.0, absolute=1e-9)
+    >>> low * low < 2.0 <= high * high, high - low <= 1e-9
+    (True, True)
+    """
+    for _ in range(steps):
+        if high - low <= max(absolute, relative * abs(low)):
+            break
+        middle = 0.5 * (low + high)
+        if passes(middle):
+            high = middle
+        else:
+            low = middle
+    return low, high

@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize
 
+from dpkit._bisection import threshold_bracket
 from dpkit._validation import check_nonnegative, check_positive
 
 __all__ = ["repeat_and_select_curve", "truncated_negative_binomial_gamma"]
@@ -58,14 +59,7 @@ def truncated_negative_binomial_gamma(mean: float, shape: float) -> float:
     if mean == 1.0:
         return 1.0
     low, high = math.log(1e-300), -1e-300  # mean decreases in γ
-    for _ in range(200):
-        mid = 0.5 * (low + high)
-        if _tnb_mean(mid, shape) > mean:
-            low = mid
-        else:
-            high = mid
-        if high - low <= 1e-15 * abs(low):
-            break
+    low, _ = threshold_bracket(lambda gamma: _tnb_mean(gamma, shape) <= mean, low, high, relative=1e-15)
     return math.exp(low) * (1.0 - 1e-9)  # covers the float error of the mean formula
 
 

@@ -24,6 +24,7 @@ from collections import Counter
 
 from scipy import optimize
 
+from dpkit._bisection import threshold_bracket
 from dpkit._validation import check_nonnegative
 from dpkit.accounting import rdp_mechanisms as rm
 from dpkit.accounting import rdp_sparse_vector as rsv
@@ -201,13 +202,7 @@ def rho_for(epsilon: float, delta: float) -> float:
     high = low * 2.0
     while ok(high):
         low, high = high, high * 2.0
-    while (high - low) > 1e-13 * low:
-        mid = 0.5 * (low + high)
-        if ok(mid):
-            low = mid
-        else:
-            high = mid
-    return low
+    return threshold_bracket(lambda rho: not ok(rho), low, high, relative=1e-13)[0]
 
 
 def ding_approx_dp_to_zcdp(epsilon: float, delta: float) -> float:

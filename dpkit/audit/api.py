@@ -47,6 +47,7 @@ from typing import Any, Callable
 import numpy as np
 from scipy import stats
 
+from dpkit._bisection import threshold_bracket
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_unit_interval, seed_entropy
 from dpkit.audit.curve import GAUSSIAN_ASSUMPTION, gaussian_claim_p_value, gaussian_epsilon_lower_bound, mu_lower_bound
 from dpkit.audit.events import (
@@ -820,13 +821,11 @@ def _sequential_p_value(history: list[tuple[int, int, int]], epsilon: float, del
         lo, hi = math.log(level), math.log(0.999)
     else:
         return 1.0
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        if _sequential_bound(history, delta, math.exp(mid)) > epsilon:
-            hi = mid
-        else:
-            lo = mid
-    return math.exp(hi)
+
+    def exceeds(log_level: float) -> bool:
+        return _sequential_bound(history, delta, math.exp(log_level)) > epsilon
+
+    return math.exp(threshold_bracket(exceeds, lo, hi, steps=40)[1])
 
 
 def _hopeless(chosen: list[Candidate], counts: np.ndarray, used: int, eps: float, delta: float) -> bool:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit._bisection import first_passing
+from dpkit._bisection import first_passing, threshold_bracket
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_unit_interval
 from dpkit.audit.statistics import cp_lower, cp_upper
 
@@ -147,14 +147,7 @@ def detectable_at_power(p2: float, m: int, claimed_epsilon: float, claimed_delta
     top = math.log(max((1.0 - claimed_delta) / max(p2, 1e-300), 1.0)) + 1e-9
     if top <= claimed_epsilon or not refuted(top):
         return math.inf
-    lo, hi = claimed_epsilon, top
-    while hi - lo > 1e-3:
-        mid = 0.5 * (lo + hi)
-        if refuted(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return threshold_bracket(refuted, claimed_epsilon, top, absolute=1e-3)[1]
 
 
 @dataclasses.dataclass(frozen=True)

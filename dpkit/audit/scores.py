@@ -34,6 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import special, stats
 
+from dpkit._bisection import threshold_bracket
 from dpkit._validation import check_integer, check_open_unit, check_rng, check_unit_interval
 from dpkit.accounting.gdp_curve import gdp_delta
 from dpkit.audit.statistics import cp_lower, cp_upper
@@ -203,13 +204,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     lo, hi = 0.0, 1.0
     while gdp_delta(mu, hi, upper=False) > delta:
         lo, hi = hi, 2 * hi
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if gdp_delta(mu, mid, upper=False) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return threshold_bracket(lambda eps: gdp_delta(mu, eps, upper=False) <= delta, lo, hi, steps=100)[0]
 
 
 def audit_scores_gdp(in_scores: Sequence[float], out_scores: Sequence[float], *, delta: float,

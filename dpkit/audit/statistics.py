@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from dpkit._bisection import first_passing
+from dpkit._bisection import first_passing, threshold_bracket
 
 __all__ = [
     "cp_lower",
@@ -106,13 +106,7 @@ def invert_bound(bound_at: Callable[[float], float], epsilon: float, alpha_cap: 
         if exceeds(1e-300):
             return 1e-300
         hi = math.log(hi)
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if exceeds(math.exp(mid)):
-            hi = mid
-        else:
-            lo = mid
-    return math.exp(hi)
+    return math.exp(threshold_bracket(lambda log_level: exceeds(math.exp(log_level)), lo, hi, steps=80)[1])
 
 
 def ceiling_epsilon(samples_per_input: int, confidence: float = 0.95) -> float:
@@ -189,11 +183,4 @@ def detectable_epsilon(p2: float, samples_per_input: int, claimed_epsilon: float
     top = math.log(max((1.0 - claimed_delta) / q, 1.0)) + 1e-9
     if not detected(top):
         return math.inf
-    lo, hi = claimed_epsilon, top
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if detected(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return threshold_bracket(detected, claimed_epsilon, top, steps=60)[1]
