@@ -242,12 +242,18 @@ def test_admm_converges_to_the_centralised_optimum():
 
 def test_corrected_defaults_rule():
     d = D.corrected_defaults(1.0, 1750.0, 3600, 3)
-    assert d["iterations"] == 10 and d["eta"] == pytest.approx(1.75)
+    # η = max(Cᴿ/1000, the Jacobian floor), and on Adult's 3,600-row nodes of degree 3 the floor binds
+    assert d["iterations"] == 10 and d["eta"] > 1.75
+    xi = math.log1p(0.25 * (1750.0 / 3600) / (d["rho"] + 2 * 3 * d["eta"]))
+    assert d["iterations"] * xi <= 1.0 / 16 + 1e-12
     assert D.corrected_defaults(0.1, 1750.0, 3600, 3)["iterations"] == 5
     assert D.corrected_defaults(9.0, 1750.0, 3600, 3)["iterations"] == 20
-    small = D.corrected_defaults(1.0, 100.0, 100, 1)  # the Jacobian floor: T·ξ ≤ ε/4
+    small = D.corrected_defaults(1.0, 100.0, 100, 1)  # the Jacobian floor: T·ξ ≤ ε/16
     xi = math.log1p(0.25 * 1.0 / (small["rho"] + 2 * small["eta"]))
-    assert small["iterations"] * xi <= 0.25 + 1e-12
+    assert small["iterations"] * xi <= 1.0 / 16 + 1e-12
+    # and it binds: a tenth less η would spend more than ε/16 on the Jacobian terms
+    xi_less = math.log1p(0.25 * 1.0 / (small["rho"] + 2 * 0.9 * small["eta"]))
+    assert small["iterations"] * xi_less > 1.0 / 16
 
 
 def test_spec():
