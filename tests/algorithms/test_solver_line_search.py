@@ -39,12 +39,17 @@ def _cps1988_by_maxima() -> Dataset:
     return Dataset(X, np.where(frame["parttime"].to_numpy() == "yes", 1.0, -1.0), "cps1988 (maxima)")
 
 
+# η of the earlier default rule (Jacobian share 1/4) on this run: pinned, so that the sub-problems
+# are the ones on which the looser rule cycled whatever the current default
+ETA = 1.9185347967183746
+
+
 def test_newton_line_search_does_not_cycle_on_noisy_subproblems(monkeypatch):
     data = _cps1988_by_maxima()
-    result = train("dvp-admm", data, epsilon=1.0, seed=1)
+    result = train("dvp-admm", data, epsilon=1.0, seed=1, eta=ETA)
     floor = majority_accuracy(prepare(get_algorithm("dvp-admm"), data, seed=1).test)
     assert result.accuracy >= floor - 0.01
     # positive control: the rule without the rounding condition fails on the same run
     monkeypatch.setattr(solvers, "_VALUE_ROUNDING", np.inf)
     with pytest.raises(RuntimeError, match="did not reach gradient norm"):
-        train("dvp-admm", data, epsilon=1.0, seed=1)
+        train("dvp-admm", data, epsilon=1.0, seed=1, eta=ETA)
