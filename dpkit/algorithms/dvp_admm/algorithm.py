@@ -87,7 +87,7 @@ def corrected_defaults(epsilon: float, loss_weight: float, min_size: int, min_de
       grows about linearly in T/ε (the objective-perturbation RDP curve has a term linear in
       Δ/σ); the ADMM iterates need ~10 rounds to get near consensus, and a larger budget buys a
       few more (sweep in ``docs/algorithms/dvp-admm.md``).
-    * η = max(Cᴿ/1000, c₃w/(2|N|(e^{ε/(4T)} − 1))) with w = Cᴿ/min_p B_p and |N| = min_p |N_p|.
+    * η = max(Cᴿ/1000, c₃w/(2|N|(e^{ε/(16T)} − 1))) with w = Cᴿ/min_p B_p and |N| = min_p |N_p|.
       The first term is the proximal weight that worked across the sweep (η ∈ [Cᴿ/1750, Cᴿ/175]
       within one point at ε = 1); the second keeps the Jacobian terms, charged every round
       (ξ_p = log(1 + c₃w_p/(ρ + 2η|N_p|))), below :data:`JACOBIAN_SHARE` = 1/16 of the budget:
