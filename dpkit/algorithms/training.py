@@ -11,8 +11,15 @@
    ``delta_target`` and ``majority_accuracy`` (the test accuracy of the constant majority-class
    predictor, the floor a model must beat).
 
-``result.seconds`` is the wall time of the whole algorithm call: noise calibration, the training
-loop and scoring (the algorithm's loop alone is ``config["seconds_loop"]``).
+A dataset loaded with ``private_scaling`` (a file whose columns have no public ranges) is
+scaled after step 4: the ranges are released from the pooled training rows with Gaussian noise
+(:mod:`~dpkit.algorithms.substrate.private_ranges`), the budget carries that release into the
+run's calibration and ledger, and the test rows are scaled by the released ranges; the result's
+config says so (``scaling``) and holds the ranges (``column_ranges``). A non-private algorithm
+takes the training rows' own ranges.
+
+``result.seconds`` is the wall time of the whole algorithm call: the ranges (if any), noise
+calibration, the training loop and scoring (the algorithm's loop alone is ``config["seconds_loop"]``).
 
 The seed feeds ``numpy.random.SeedSequence(seed).spawn(4)``: the children seed the split, the
 partition, the graph and the algorithm's noise, in that order, so the same seed gives the same
@@ -38,6 +45,7 @@ from dpkit.algorithms.substrate.data import Dataset, load_dataset, train_test_sp
 from dpkit.algorithms.substrate.evaluation import majority_accuracy
 from dpkit.algorithms.substrate.graphs import Graph, make_graph
 from dpkit.algorithms.substrate.partition import partition
+from dpkit.algorithms.substrate.private_ranges import scale_from_training_rows
 from dpkit.algorithms.registry import get_algorithm
 from dpkit.algorithms.substrate.defaults import MIN_ROWS_PER_AGENT, default_agents, noise_warning, small_agents_warning
 from dpkit.algorithms.substrate.result import TrainingResult
@@ -142,6 +150,10 @@ def train(
     setting = prepare(spec, data, agents=agents, seed=seed, n_train=n_train, graph=graph or "random", edges=edges)
     parts, test, network = setting.parts, setting.test, setting.graph
     start = time.perf_counter()
+    scaling = None
+    if data.private_scaling:
+        scaling = scale_from_training_rows(parts, test, budget, rng=setting.rng)
+        parts, test, budget = scaling.parts, scaling.test, scaling.budget
     result = spec.runner(parts, test, network, budget=budget, iterations=iterations, variant=variant,
                          rng=setting.rng, progress=progress, **options)
     seconds = time.perf_counter() - start
@@ -154,6 +166,9 @@ def train(
         "delta_target": None if budget is None else budget.delta,
         "majority_accuracy": majority_accuracy(test),
     })
+    if scaling is not None:
+        config["scaling"] = scaling.how
+        config["column_ranges"] = {"low": scaling.low.tolist(), "high": scaling.high.tolist()}
     if network is not None:
         config["graph"] = network.to_dict()
     notes = result.notes

@@ -11,10 +11,12 @@ A thin layer over :func:`dpkit.algorithms.train`. Examples::
 read a file (without it the extension must be ``.csv``, ``.libsvm`` or ``.svm``, and the output
 says the format was taken from it); ``--label COLUMN`` names a CSV's label column by header name
 or 0-based index (default: the last column; a header line is detected as a non-numeric first line).
-A file's features are scaled only from what is public: ``--bounds B1,LOW2:HIGH2,...`` (one public
-range per feature column, B meaning [-B, B], mapped onto [-1, 1] and clipped) or
+A file's feature columns are scaled from one of: ``--bounds B1,LOW2:HIGH2,...`` (one public
+range per feature column, B meaning [-B, B], mapped onto [-1, 1] and clipped);
 ``--public-scaling`` (the file's own column ranges, which the user declares public; a column
-starting at 0 is divided by its maximum, the others centred); by default no column scaling. Every row is then
+starting at 0 is divided by its maximum, the others centred); by default, ranges estimated from
+the training rows with Gaussian noise charged to the run's ε (a tenth of its GDP μ²; see
+:mod:`dpkit.algorithms.substrate.private_ranges`); or none (``--no-scaling``). Every row is then
 scaled to norm <= 1, a per-record step. The output says which was used. ``--option KEY=VALUE`` (repeatable)
 passes an algorithm option (values are read as JSON numbers/booleans where they parse, strings
 otherwise). ``--out FILE`` writes the full result (model and history included) atomically; an
@@ -74,6 +76,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--public-scaling", action="store_true",
                         help="map a --data file's columns onto [-1, 1] by their own ranges, declaring those public "
                              "(columns starting at 0 divided by their maximum)")
+    parser.add_argument("--no-scaling", action="store_true",
+                        help="use a --data file's columns as given (default: ranges estimated from the training rows "
+                             "with noise, charged to epsilon)")
     parser.add_argument("--encoding", default="104", choices=ADULT_VARIANTS, help="Adult encoding (d; default 104)")
     parser.add_argument("--epsilon", type=float, help="total privacy budget epsilon of the run (private algorithms)")
     parser.add_argument("--delta", type=float, help="total delta (default: the algorithm's)")
@@ -150,14 +155,16 @@ def run(args: argparse.Namespace) -> int:
     if label is not None and label.strip().lstrip("-").isdigit():
         label = int(label)
     bounds = None if args.bounds is None else parse_bounds(args.bounds)
+    scaling = _scaling(args, bounds is not None)
     try:
         with options_named({"format": "--format", "label": "--label", "label_column": "--label", "bounds": "--bounds",
                             "public_scaling": "--public-scaling"}):
             data = load_dataset(args.data, variant=args.encoding, rng=args.seed, format=args.format, label=label,
-                                bounds=bounds, public_scaling=args.public_scaling)
+                                bounds=bounds, public_scaling=scaling == "public",
+                                private_scaling=scaling == "private" and _is_file(args.data))
     except FileNotFoundError as error:  # a usage error: exit 2 with one line
         raise ValueError(str(error)) from None
-    read_as = _read_as(args.data, args.format, label, bounds is not None, args.public_scaling)
+    read_as = _read_as(args.data, args.format, label, scaling)
     bar = None
 
     def tick(t: int, total: int) -> None:
@@ -203,14 +210,37 @@ def parse_bounds(text: str) -> list[float | tuple[float, float]]:
     return out
 
 
-def _read_as(data: str, format: str | None, label: int | str | None, bounds: bool, public: bool) -> str | None:
+def _is_file(data: str) -> bool:
+    return os.path.isfile(data) and data not in ("adult", "builtin", "synthetic")
+
+
+def _scaling(args: argparse.Namespace, bounds: bool) -> str:
+    """``"bounds"``, ``"public"``, ``"none"`` or ``"private"`` (the default): the file's column scaling."""
+    chosen = [name for name, given in (("--bounds", bounds), ("--public-scaling", args.public_scaling),
+                                       ("--no-scaling", args.no_scaling)) if given]
+    if len(chosen) > 1:
+        raise ValueError(f"give at most one of --bounds, --public-scaling and --no-scaling, got {' and '.join(chosen)}")
+    if chosen and not _is_file(args.data):
+        raise ValueError(f"{chosen[0]} applies to data files only, got --data {args.data}")
+    return {"--bounds": "bounds", "--public-scaling": "public", "--no-scaling": "none"}.get(
+        chosen[0] if chosen else "", "private")
+
+
+_SCALING_READ_AS = {
+    "bounds": "public bounds (--bounds)",
+    "public": "column ranges declared public (--public-scaling)",
+    "none": "none (--no-scaling): columns used as given, rows scaled to norm <= 1",
+    "private": "column ranges estimated from the training rows with noise, charged to epsilon (the default; "
+               "a non-private algorithm takes the training rows' ranges)",
+}
+
+
+def _read_as(data: str, format: str | None, label: int | str | None, scaling: str) -> str | None:
     """How a data file was read (format and how it was chosen, label column, scaling); None for a named dataset."""
-    if not os.path.isfile(data) or data in ("adult", "builtin", "synthetic"):
+    if not _is_file(data):
         return None
     kind, how = file_format(data, format)
-    scaling = ("public bounds (--bounds)" if bounds else "column ranges declared public (--public-scaling)" if public
-               else "none: columns used as given, rows scaled to norm <= 1 (give --bounds or --public-scaling "
-                    "when columns differ in scale)")
+    scaling = _SCALING_READ_AS[scaling]
     if kind == "libsvm":
         return f"LIBSVM ({'--format' if how == 'given' else how}; label: the first field of each line; scaling: {scaling})"
     column = "the last column" if label is None else f"column {label!r}"

@@ -41,11 +41,23 @@ class PrivacyLedger:
         Number of holders of disjoint records (1 for a centralised algorithm).
     neighbouring
         The neighbouring relation the recorded events' sensitivities refer to.
+    pooled
+        A one-agent ledger of releases computed on all agents' records pooled (made before this
+        ledger's run): every agent's entries start with its entries, since each agent's records
+        took part in them.
     """
 
-    def __init__(self, agents: int = 1, *, neighbouring: NeighbouringRelation | str = "replace-one"):
+    def __init__(self, agents: int = 1, *, neighbouring: NeighbouringRelation | str = "replace-one",
+                 pooled: "PrivacyLedger | None" = None):
         self._entries: list[list[list[Any]]] = [[] for _ in range(check_integer("agents", agents, minimum=1))]
         self.neighbouring = NeighbouringRelation.parse(neighbouring)
+        if pooled is not None:
+            if not isinstance(pooled, PrivacyLedger) or pooled.agents != 1:
+                raise TypeError(f"pooled must be a one-agent PrivacyLedger or None, got pooled={pooled!r}")
+            if pooled.neighbouring != self.neighbouring:
+                raise ValueError(f"pooled records {pooled.neighbouring.value} events, this ledger "
+                                 f"{self.neighbouring.value}")
+            self._entries = [[[event, count] for event, count in pooled.entries(0)] for _ in self._entries]
 
     @property
     def agents(self) -> int:

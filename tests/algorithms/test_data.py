@@ -201,8 +201,13 @@ def test_file_scaling_uses_public_bounds_or_nothing_from_the_rows(tmp_path):
     for bad in ([0.0, 1.0], [(2.0, 1.0), 1.0], [float("nan"), 1.0]):
         with pytest.raises(ValueError, match="bounds must be finite numbers > 0 or pairs low < high"):
             D.load_csv(table, bounds=bad)
-    with pytest.raises(ValueError, match="bounds or public_scaling"):
-        D.load_dataset(str(table), bounds=[1.0, 1.0], public_scaling=True)
+    for choice in ({"bounds": [1.0, 1.0], "public_scaling": True}, {"public_scaling": True, "private_scaling": True},
+                   {"bounds": [1.0, 1.0], "private_scaling": True}):
+        with pytest.raises(ValueError, match="at most one of bounds, public_scaling and private_scaling"):
+            D.load_dataset(str(table), **choice)
+    raw = D.load_csv(table, private_scaling=True)  # left to the training call: columns as read, bias appended
+    assert raw.private_scaling and raw.X.tolist() == [[0.5, 0.2, 1.0], [0.1, 0.1, 1.0], [40.0, 0.3, 1.0]]
+    assert raw.subset(np.array([2])).private_scaling and not D.load_csv(table).private_scaling
 
 
 @settings(max_examples=40, deadline=None)

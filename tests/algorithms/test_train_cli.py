@@ -197,7 +197,8 @@ def test_cli_label_and_format_choose_how_a_file_is_read(capsys, tmp_path):
     code, out, _ = _run(capsys, *argv, "--format", "csv", "--label", "y")
     payload = json.loads(out)
     assert code == 0 and payload["config"]["dimension"] == 5  # a, b, c, flag and the bias column
-    assert payload["config"]["data_read_as"] == "CSV (--format; label: column 'y'; scaling: none: columns used as given, rows scaled to norm <= 1 (give --bounds or --public-scaling when columns differ in scale))"
+    assert payload["config"]["data_read_as"].startswith("CSV (--format; label: column 'y'; scaling: column ranges "
+                                                        "estimated from the training rows with noise, charged to epsilon")
     code, out, _ = _run(capsys, *argv, "--format", "csv", "--label", "0")
     assert code == 0 and json.loads(out)["accuracy"] == payload["accuracy"]
     code, _, err = _run(capsys, *argv, "--format", "csv", "--label", "income")
@@ -214,3 +215,27 @@ def test_few_rows_per_agent_are_warned_in_the_result_and_the_text(capsys):
     code, out, _ = _run(capsys, "--algorithm", "pp-admm", "--data", "synthetic", "--epsilon", "1", "--agents", "3",
                         "--iterations", "2", "--n-train", "900", "--quiet")
     assert code == 0 and "warning            agents hold as few as 300 rows" in out
+
+
+def test_cli_scales_a_file_privately_by_default(capsys, tmp_path):
+    """Without public bounds, a file's ranges come from its training rows, charged to ε (the read-as line
+    says so); --no-scaling uses the columns as given, where one huge column swamps every row."""
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=3000), rng.normal(size=3000)
+    label = (a + b > 0).astype(int)
+    table = tmp_path / "raw.csv"
+    table.write_text("age,small,huge,y\n" + "".join(f"{50 + 10 * p},{0.01 * q},{h},{l}\n" for p, q, h, l in zip(
+        a, b, rng.uniform(1e5, 2e5, 3000), label)))
+    argv = ("--algorithm", "dp-logreg", "--data", str(table), "--epsilon", "1", "--quiet", "--json")
+    scaled = json.loads(_run(capsys, *argv)[1])
+    assert "column ranges estimated from the training rows with noise, charged to epsilon" in scaled["config"]["data_read_as"]
+    assert scaled["guarantee"]["epsilon"] <= 1.0 and scaled["accuracy"] >= scaled["config"]["majority_accuracy"] + 0.2
+    as_given = json.loads(_run(capsys, *argv, "--no-scaling")[1])
+    assert "none (--no-scaling)" in as_given["config"]["data_read_as"]
+    assert as_given["accuracy"] <= as_given["config"]["majority_accuracy"] + 0.1
+    for extra, message in ((("--no-scaling", "--public-scaling"), "at most one of"),
+                           (("--bounds", "1,1,1", "--no-scaling"), "at most one of")):
+        code, _, err = _run(capsys, *argv, *extra)
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    code, _, err = _run(capsys, "--algorithm", "dp-logreg", "--epsilon", "1", "--no-scaling", "--quiet")
+    assert code == 2 and "--no-scaling applies to data files only" in err

@@ -196,7 +196,7 @@ def train_a_ddp(parts: Sequence[Dataset], *, budget: Budget, iterations: int | N
         if progress:
             progress(t, plan.rounds)
 
-    ledger = PrivacyLedger(users, neighbouring=budget.neighbouring)
+    ledger = budget.ledger(users)
     _, model = run_rounds(parts, plan, gen, ledger, on_round)
     claim = None
     if variant == "paper":

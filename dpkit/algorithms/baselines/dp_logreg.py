@@ -62,7 +62,6 @@ from dpkit.algorithms.substrate.losses import Logistic, empirical_gradient
 from dpkit.algorithms.substrate.result import TrainingResult, finish
 from dpkit.algorithms.substrate.spec import AlgorithmSpec
 from dpkit.mechanisms.gaussian import GaussianMechanism
-from dpkit.mechanisms.ledger import PrivacyLedger
 
 __all__ = [
     "STEP_SIZE", "MIN_ITERATIONS", "MAX_ITERATIONS", "default_iterations", "gradient_sensitivity",
@@ -162,7 +161,7 @@ def train_dp_logreg(
     every = max(1, T // 30) if record_every is None else check_integer("record_every", record_every, minimum=1)
     gen = check_rng(rng)
     mechanism, calibration = calibrate_gradient_noise(n, T, budget)
-    ledger = PrivacyLedger(1)
+    ledger = budget.ledger(1)
     evaluator = Evaluator(Logistic(), [data], test, every)
     theta = np.zeros(d)
     previous = theta

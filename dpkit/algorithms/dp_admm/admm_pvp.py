@@ -62,7 +62,6 @@ from dpkit.algorithms.substrate.result import PaperClaim, TrainingResult, finish
 from dpkit.algorithms.substrate.solvers import AgentObjectives
 from dpkit.algorithms.substrate.spec import AlgorithmSpec
 from dpkit.mechanisms.gaussian import GaussianMechanism
-from dpkit.mechanisms.ledger import PrivacyLedger
 
 __all__ = ["train_admm_pvp", "pvp_sensitivity", "SPEC"]
 
@@ -125,7 +124,7 @@ def train_admm_pvp(
                         "guarantee",))
     mechanisms = [GaussianMechanism(sigma=float(s), sensitivity=float(t)) for s, t in zip(sigmas, sens)]
     gen = check_rng(rng)
-    ledger = PrivacyLedger(n, neighbouring=budget.neighbouring)
+    ledger = budget.ledger(n)
     evaluator = Evaluator(loss, parts, test, check_integer("record_every", record_every, minimum=1))
     evaluator.record(0, np.zeros((n, d)), np.zeros((n, d)))
     state = star_loop(F, rho=rho, iterations=T, local_step=exact_local_step(beta),

@@ -82,7 +82,6 @@ from dpkit.algorithms.substrate.losses import Logistic, make_regulariser
 from dpkit.algorithms.substrate.result import PaperClaim, TrainingResult, finish
 from dpkit.algorithms.substrate.solvers import AgentObjectives
 from dpkit.algorithms.substrate.spec import AlgorithmSpec
-from dpkit.mechanisms.ledger import PrivacyLedger
 
 __all__ = ["train_dp_admm", "default_iterations", "step_sizes", "theorem1_claim", "PAPER_SETTINGS", "SPEC"]
 
@@ -203,7 +202,7 @@ def train_dp_admm(
                             lower=1.0, upper=100.0).parameter
     etas = etas_for(z)
     gen = check_rng(rng)
-    ledger = PrivacyLedger(n, neighbouring=budget.neighbouring)
+    ledger = budget.ledger(n)
     F = AgentObjectives.from_parts(parts, loss, regulariser=reg, reg_weight=lam)
     every = max(1, T // 50) if record_every is None else check_integer("record_every", record_every, minimum=1)
     evaluator = Evaluator(loss, parts, test, every)

@@ -66,7 +66,6 @@ from dpkit.algorithms.substrate.graphs import Graph
 from dpkit.algorithms.substrate.losses import Logistic
 from dpkit.algorithms.substrate.result import PaperClaim, TrainingResult, finish
 from dpkit.algorithms.substrate.spec import AlgorithmSpec, graph_runner
-from dpkit.mechanisms.ledger import PrivacyLedger
 
 __all__ = ["VARIANTS", "PAPER_DEFAULTS", "corrected_defaults", "train_dvp_admm", "SPEC"]
 
@@ -155,7 +154,7 @@ def train_dvp_admm(
     else:
         noise = gaussian_noise(budget, T, weights, rho + 2.0 * eta * degrees)
     F = local_objectives(parts, loss_weight=C_R, regularisation=rho + noise.extra_ridge)
-    ledger = PrivacyLedger(N, neighbouring=budget.neighbouring)
+    ledger = budget.ledger(N)
     evaluator = Evaluator(Logistic(), parts, test, max(1, T // 50))
     evaluator.record(0, np.zeros((N, d)), np.zeros((N, d)))
     state = perturbed_dual_admm(F, graph, eta=eta, iterations=T, mechanisms=noise.mechanisms, rng=gen, ledger=ledger,

@@ -282,7 +282,7 @@ def train_hetero_admm(
         z = float(calibration.parameter)
         penalty = corrected_penalty(z) if penalty is None else penalty
     penalty = check_nonnegative("penalty", penalty)
-    ledger = PrivacyLedger(N, neighbouring=budget.neighbouring)
+    ledger = budget.ledger(N)
     labels = PrivacyLedger(N, neighbouring=budget.neighbouring)
     noisy = randomize_labels(parts, BinaryRandomizedResponse(eps_label), gen, labels)
     F = local_objectives(noisy, UnbiasedLogistic(eps_label) if paper else Logistic(), reg / N)

@@ -349,7 +349,7 @@ def train_pp_admm(
                       (PAPER_SETTING["iterations"] if paper else ROUNDS), minimum=1)
     beta = check_positive("beta", beta if beta is not None else
                           (PAPER_SETTING["beta"] if paper else default_beta(sizes, loss.c1)))
-    ledger = PrivacyLedger(N, neighbouring=budget.neighbouring)
+    ledger = budget.ledger(N)
     config: dict[str, Any] = {"iterations": T, "agents": N, "beta": beta, "budget": budget.to_dict(),
                               "graph": graph.to_dict(), "loss": loss.name}
     perturb = None

@@ -7,6 +7,11 @@ the algorithm samples), and asks :func:`calibrate_noise` for the smallest parame
 the budget under :class:`~dpkit.accounting.tightest.TightestAccountant`. The budget is never
 split per round by basic or advanced composition.
 
+A release made before the run on the pooled training rows (the column ranges of
+:mod:`~dpkit.algorithms.substrate.private_ranges`) travels in the budget as ``spent_before``, a
+one-agent ledger: :func:`calibrate_noise` composes its event with the run's, and
+:meth:`Budget.ledger` starts every agent's ledger with it, so the certified ε covers it.
+
 >>> from dpkit.accounting.events import GaussianEvent, repeat
 >>> result = calibrate_noise(lambda z: repeat(GaussianEvent(z), 30), Budget(1.0, 1e-5))
 >>> result.epsilon <= 1.0 < result.epsilon * 1.01, result.accountant
@@ -20,28 +25,49 @@ from typing import Callable
 
 from dpkit._validation import check_open_unit, check_positive
 from dpkit.accounting.calibration import CalibrationResult, calibrate
-from dpkit.accounting.events import PrivacyEvent
+from dpkit.accounting.events import PrivacyEvent, compose
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.tightest import TightestAccountant
+from dpkit.mechanisms.ledger import PrivacyLedger
 
 __all__ = ["Budget", "calibrate_noise"]
 
 
 @dataclasses.dataclass(frozen=True)
 class Budget:
-    """Total (ε, δ) for one record over the whole run, under ``neighbouring``."""
+    """Total (ε, δ) for one record over the whole run, under ``neighbouring``.
+
+    ``spent_before`` is a one-agent :class:`~dpkit.mechanisms.ledger.PrivacyLedger` of releases
+    already made on the pooled training rows (module docstring), or None.
+    """
 
     epsilon: float
     delta: float
     neighbouring: NeighbouringRelation = NeighbouringRelation.REPLACE_ONE
+    spent_before: PrivacyLedger | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         object.__setattr__(self, "delta", check_open_unit("delta", self.delta))
         object.__setattr__(self, "neighbouring", NeighbouringRelation.parse(self.neighbouring))
+        before = self.spent_before
+        if before is not None:
+            if not isinstance(before, PrivacyLedger) or before.agents != 1:
+                raise TypeError(f"spent_before must be a one-agent PrivacyLedger or None, got spent_before={before!r}")
+            if before.neighbouring != self.neighbouring:
+                raise ValueError(f"spent_before records {before.neighbouring.value} events, the budget is "
+                                 f"{self.neighbouring.value}")
+
+    def ledger(self, agents: int) -> PrivacyLedger:
+        """A new ledger for ``agents`` agents under the budget's relation, every agent's entries
+        starting with ``spent_before``'s."""
+        return PrivacyLedger(agents, neighbouring=self.neighbouring, pooled=self.spent_before)
 
     def to_dict(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring.value}
+        out = {"epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring.value}
+        if self.spent_before is not None:
+            out["spent_before"] = self.spent_before.to_dict()
+        return out
 
 
 def calibrate_noise(
@@ -51,9 +77,11 @@ def calibrate_noise(
     """The smallest noise parameter (larger = more private) whose whole-run event meets ``budget``.
 
     The result's ε is certified by the tightest accountant and lies within about ``rtol`` of the
-    target (the bracket is widened automatically when [lower, upper] does not contain it).
+    target (the bracket is widened automatically when [lower, upper] does not contain it). The
+    event of ``budget.spent_before`` is composed with every candidate's.
     """
+    before = None if budget.spent_before is None else budget.spent_before.event()
     return calibrate(
-        make_event, lambda: TightestAccountant(budget.neighbouring), target_epsilon=budget.epsilon,
+        make_event if before is None else (lambda parameter: compose(before, make_event(parameter))), lambda: TightestAccountant(budget.neighbouring), target_epsilon=budget.epsilon,
         target_delta=budget.delta, lower=lower, upper=upper, rtol=rtol,
     )

