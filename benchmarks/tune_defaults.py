@@ -13,10 +13,12 @@ class, per floor.
 
 Usage::
 
-    python benchmarks/tune_defaults.py [--tables psid7682 doctorvisits ...] [--floors 1000 1500 2000]
+    python benchmarks/tune_defaults.py [--tables psid7682 doctorvisits adult ...] [--floors 1000 1500 2000]
         [--algorithms NAME ...] [--eps 1] [--seeds 0 1 2] [--option lam=0.01 ...]
 
-Result that set ``MIN_ROWS_PER_AGENT`` (see ``docs/algorithms.md``, "Defaults that travel").
+Results that set ``MIN_ROWS_PER_AGENT`` (see ``docs/algorithms.md``, "Defaults that travel") and
+PP-ADMM's ``NOISE_STD`` (``--algorithms pp-admm ipp-admm --floors 1500 --seeds 0 1 2 3
+--option noise_std=0.5``; ``docs/algorithms/pp-admm.md``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from dpkit.algorithms.substrate.defaults import default_agents
 from dpkit.algorithms.registry import ALGORITHMS
-from dpkit.algorithms.substrate.data import Dataset
+from dpkit.algorithms.substrate.data import Dataset, load_adult
 from dpkit.algorithms.substrate.evaluation import majority_accuracy
 from dpkit.algorithms.substrate.public_tables import load_public_table
 from dpkit.algorithms.training import prepare, train
@@ -71,7 +73,8 @@ def _value(text: str):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", nargs="+", default=["psid7682", "doctorvisits", "randhie"])
+    parser.add_argument("--tables", nargs="+", default=["psid7682", "doctorvisits", "randhie"],
+                        help="published tables of dpkit.algorithms.substrate.public_tables, or 'adult' (the packaged Adult)")
     parser.add_argument("--floors", type=int, nargs="+", default=[1000, 1500, 2000])
     parser.add_argument("--algorithms", nargs="+", default=[n for n, s in ALGORITHMS.items() if s.private],
                         choices=list(ALGORITHMS))
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"validation split: {FIT_SHARE:.0%} of each seed's training rows fit, the rest score; eps={args.eps:g}; "
           f"options={options}")
     for table in args.tables:
-        data = load_public_table(table)
+        data = load_adult() if table == "adult" else load_public_table(table)
         for name in args.algorithms:
             cells = []
             for floor in args.floors:

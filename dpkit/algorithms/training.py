@@ -18,8 +18,15 @@ run's calibration and ledger, and the test rows are scaled by the released range
 config says so (``scaling``) and holds the ranges (``column_ranges``). A non-private algorithm
 takes the training rows' own ranges.
 
+A private run of the ``"corrected"`` variant on data with a ``bias`` column ends with the
+class-prior fallback (:mod:`~dpkit.algorithms.substrate.prior_fallback`): each agent releases
+noisy counts of its training rows that the trained model gets right and that are +1, and the run
+returns whichever of the trained model and the two constant predictors has the most noisy
+correct answers; the budget plans the release (its noise is calibrated with the run's) and the
+ledger records it. ``config["fallback"]`` says what was chosen.
+
 ``result.seconds`` is the wall time of the whole algorithm call: the ranges (if any), noise
-calibration, the training loop and scoring (the algorithm's loop alone is ``config["seconds_loop"]``).
+calibration, the training loop, the fallback (if any) and scoring (the algorithm's loop alone is ``config["seconds_loop"]``).
 
 The seed feeds ``numpy.random.SeedSequence(seed).spawn(4)``: the children seed the split, the
 partition, the graph and the algorithm's noise, in that order, so the same seed gives the same
@@ -41,14 +48,15 @@ import numpy as np
 
 from dpkit._validation import check_integer, check_open_unit, check_positive
 from dpkit.algorithms.substrate.budget import Budget
-from dpkit.algorithms.substrate.data import Dataset, load_dataset, train_test_split
-from dpkit.algorithms.substrate.evaluation import majority_accuracy
+from dpkit.algorithms.substrate.data import INTERCEPT, Dataset, load_dataset, train_test_split
+from dpkit.algorithms.substrate.evaluation import accuracy, majority_accuracy
 from dpkit.algorithms.substrate.graphs import Graph, make_graph
 from dpkit.algorithms.substrate.partition import partition
+from dpkit.algorithms.substrate.prior_fallback import choose, with_fallback
 from dpkit.algorithms.substrate.private_ranges import scale_from_training_rows
 from dpkit.algorithms.registry import get_algorithm
 from dpkit.algorithms.substrate.defaults import MIN_ROWS_PER_AGENT, default_agents, noise_warning, small_agents_warning
-from dpkit.algorithms.substrate.result import TrainingResult
+from dpkit.algorithms.substrate.result import TrainingResult, account
 from dpkit.algorithms.substrate.spec import AlgorithmSpec
 
 __all__ = ["train", "prepare", "Setting", "MAX_ITERATIONS", "MIN_ROWS_PER_AGENT", "FLOAT_NOTE",
@@ -154,8 +162,16 @@ def train(
     if data.private_scaling:
         scaling = scale_from_training_rows(parts, test, budget, rng=setting.rng)
         parts, test, budget = scaling.parts, scaling.test, scaling.budget
+    fallback = budget is not None and variant == "corrected" and INTERCEPT in data.feature_names
+    if fallback:
+        budget = with_fallback(budget)
     result = spec.runner(parts, test, network, budget=budget, iterations=iterations, variant=variant,
                          rng=setting.rng, progress=progress, **options)
+    choice = None
+    if fallback:
+        choice = choose(result.model, parts, budget, result.ledger, rng=setting.rng)
+        result = dataclasses.replace(result, model=choice.model, accuracy=accuracy(choice.model, test),
+                                     guarantee=account(result.ledger, budget.delta))
     seconds = time.perf_counter() - start
     config = dict(result.config)
     config.update({
@@ -166,6 +182,8 @@ def train(
         "delta_target": None if budget is None else budget.delta,
         "majority_accuracy": majority_accuracy(test),
     })
+    if choice is not None:
+        config["fallback"] = choice.to_dict()
     if scaling is not None:
         config["scaling"] = scaling.how
         config["column_ranges"] = {"low": scaling.low.tolist(), "high": scaling.high.tolist()}

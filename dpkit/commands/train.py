@@ -29,7 +29,10 @@ labelled "not covered by epsilon", and the text output then prints that part's f
 under the same label.
 
 The text output puts the test accuracy next to the majority-class accuracy, and the ε the
-accountant certifies for the run (record-level, over the ledger) next to the paper's claim.
+accountant certifies for the run (record-level, over the ledger) next to the paper's claim. On
+data with a ``bias`` column (every file, the built-in data) a private run ends with the
+class-prior fallback (:mod:`dpkit.algorithms.substrate.prior_fallback`), and the ``model`` line
+says whether the trained model or a constant prediction was returned.
 ``--json`` prints :meth:`~dpkit.algorithms.substrate.result.TrainingResult.to_dict` without the model
 and history.
 """
@@ -272,6 +275,10 @@ def summary(result: TrainingResult, diagnostics: bool = False) -> str:
         lines.append(f"paper's claim      {value} ({claim.rule}; {'valid' if claim.valid else 'NOT a valid bound'})")
     elif result.guarantee is not None:
         lines.append("paper's claim      none (no paper variant)")
+    fallback = config.get("fallback")
+    if fallback:
+        lines.append(f"model              {fallback['chosen']} (the most noisy correct training answers of: trained "
+                     f"model, constant +1, constant -1)")
     lines.append(f"iterations         {config.get('iterations')}")
     lines.append(f"seconds            {result.seconds:.2f}")
     lines.extend(f"warning            {note[len('warning: '):]}" for note in result.notes if note.startswith("warning: "))

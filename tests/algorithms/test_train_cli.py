@@ -230,6 +230,9 @@ def test_cli_scales_a_file_privately_by_default(capsys, tmp_path):
     scaled = json.loads(_run(capsys, *argv)[1])
     assert "column ranges estimated from the training rows with noise, charged to epsilon" in scaled["config"]["data_read_as"]
     assert scaled["guarantee"]["epsilon"] <= 1.0 and scaled["accuracy"] >= scaled["config"]["majority_accuracy"] + 0.2
+    assert scaled["config"]["fallback"]["chosen"] == "trained model"
+    text = _run(capsys, *argv[:-1])[1]  # the text output names the returned model
+    assert "\nmodel              trained model (the most noisy correct training answers of" in text
     as_given = json.loads(_run(capsys, *argv, "--no-scaling")[1])
     assert "none (--no-scaling)" in as_given["config"]["data_read_as"]
     assert as_given["accuracy"] <= as_given["config"]["majority_accuracy"] + 0.1

@@ -10,7 +10,10 @@ split per round by basic or advanced composition.
 A release made before the run on the pooled training rows (the column ranges of
 :mod:`~dpkit.algorithms.substrate.private_ranges`) travels in the budget as ``spent_before``, a
 one-agent ledger: :func:`calibrate_noise` composes its event with the run's, and
-:meth:`Budget.ledger` starts every agent's ledger with it, so the certified ε covers it.
+:meth:`Budget.ledger` starts every agent's ledger with it, so the certified ε covers it. A
+release planned after the run, once per agent on its own rows (the class-prior fallback of
+:mod:`~dpkit.algorithms.substrate.prior_fallback`), travels as ``planned_after``, an event that
+:func:`calibrate_noise` composes too; it enters the ledger when it is drawn.
 
 >>> from dpkit.accounting.events import GaussianEvent, repeat
 >>> result = calibrate_noise(lambda z: repeat(GaussianEvent(z), 30), Budget(1.0, 1e-5))
@@ -38,13 +41,15 @@ class Budget:
     """Total (ε, δ) for one record over the whole run, under ``neighbouring``.
 
     ``spent_before`` is a one-agent :class:`~dpkit.mechanisms.ledger.PrivacyLedger` of releases
-    already made on the pooled training rows (module docstring), or None.
+    already made on the pooled training rows, ``planned_after`` the event of a release each agent
+    will make after the run (module docstring); None when there is none.
     """
 
     epsilon: float
     delta: float
     neighbouring: NeighbouringRelation = NeighbouringRelation.REPLACE_ONE
     spent_before: PrivacyLedger | None = None
+    planned_after: PrivacyEvent | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
@@ -57,6 +62,8 @@ class Budget:
             if before.neighbouring != self.neighbouring:
                 raise ValueError(f"spent_before records {before.neighbouring.value} events, the budget is "
                                  f"{self.neighbouring.value}")
+        if self.planned_after is not None and not isinstance(self.planned_after, PrivacyEvent):
+            raise TypeError(f"planned_after must be a PrivacyEvent or None, got planned_after={self.planned_after!r}")
 
     def ledger(self, agents: int) -> PrivacyLedger:
         """A new ledger for ``agents`` agents under the budget's relation, every agent's entries
@@ -67,6 +74,8 @@ class Budget:
         out = {"epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring.value}
         if self.spent_before is not None:
             out["spent_before"] = self.spent_before.to_dict()
+        if self.planned_after is not None:
+            out["planned_after"] = self.planned_after.to_dict()
         return out
 
 
@@ -78,10 +87,11 @@ def calibrate_noise(
 
     The result's ε is certified by the tightest accountant and lies within about ``rtol`` of the
     target (the bracket is widened automatically when [lower, upper] does not contain it). The
-    event of ``budget.spent_before`` is composed with every candidate's.
+    events of ``budget.spent_before`` and ``budget.planned_after`` are composed with every candidate's.
     """
-    before = None if budget.spent_before is None else budget.spent_before.event()
+    extra = [event for event in (None if budget.spent_before is None else budget.spent_before.event(),
+                                 budget.planned_after) if event is not None]
     return calibrate(
-        make_event if before is None else (lambda parameter: compose(before, make_event(parameter))), lambda: TightestAccountant(budget.neighbouring), target_epsilon=budget.epsilon,
+        make_event if not extra else (lambda parameter: compose(*extra, make_event(parameter))), lambda: TightestAccountant(budget.neighbouring), target_epsilon=budget.epsilon,
         target_delta=budget.delta, lower=lower, upper=upper, rtol=rtol,
     )

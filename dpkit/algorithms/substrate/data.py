@@ -75,6 +75,7 @@ from dpkit._validation import check_integer, check_positive, check_rng
 
 __all__ = [
     "Dataset",
+    "INTERCEPT",
     "ADULT_COLUMNS",
     "ADULT_VARIANTS",
     "ADULT_PACKAGED",
@@ -98,6 +99,8 @@ ADULT_COLUMNS = (
 _ADULT_CONTINUOUS = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
 _A9A_BINS = {"age": 5, "fnlwgt": 5, "education-num": 5, "capital-gain": 2, "capital-loss": 2, "hours-per-week": 5}
 ADULT_VARIANTS = ("104", "105", "124")
+INTERCEPT = "bias"
+"""Name of the constant column the loaders append, so that every model can fall back to the class prior."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -401,7 +404,7 @@ def _load_adult_cached(directory: str | None, files: tuple[str, ...], mtimes: tu
     X = np.hstack(blocks)
     if variant in ("105", "124"):
         X = np.hstack([X, np.ones((X.shape[0], 1))])
-        names.append("bias")
+        names.append(INTERCEPT)
     return Dataset(normalise(X), y, f"adult[{variant}]", tuple(names))
 
 
@@ -439,7 +442,7 @@ def load_builtin(name: str = "fair") -> Dataset:
     X = normalise(frame[features].to_numpy(dtype=float), ranges=True, row_norm=False)
     X = normalise(np.hstack([X, np.ones((X.shape[0], 1))]), column_max=False)
     y = np.where(frame["affairs"].to_numpy() > 0, 1.0, -1.0)
-    return Dataset(X, y, "fair (statsmodels)", tuple(features) + ("bias",))
+    return Dataset(X, y, "fair (statsmodels)", tuple(features) + (INTERCEPT,))
 
 
 def make_synthetic(
@@ -548,7 +551,7 @@ def _with_intercept(X: np.ndarray, names: tuple[str, ...], intercept: bool,
     """(X with a constant ``bias`` column if ``intercept``, its names), rows then scaled to ‖x‖ ≤ 1
     if ``row_norm``."""
     if intercept:
-        X, names = np.hstack([X, np.ones((X.shape[0], 1))]), tuple(names) + ("bias",)
+        X, names = np.hstack([X, np.ones((X.shape[0], 1))]), tuple(names) + (INTERCEPT,)
     return normalise(X, column_max=False, row_norm=row_norm), names
 
 

@@ -59,11 +59,11 @@ from dpkit._validation import check_rng, check_unit_interval
 from dpkit.accounting.gdp import gdp_mu_for
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.algorithms.substrate.budget import Budget
-from dpkit.algorithms.substrate.data import Dataset, data_ranges, normalise, scale_to_ranges
+from dpkit.algorithms.substrate.data import INTERCEPT, Dataset, data_ranges, normalise, scale_to_ranges
 from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.ledger import PrivacyLedger
 
-__all__ = ["GRID_LOW", "MAGNITUDES", "RANGE_SHARE", "INTERCEPT", "FALSE_BUCKET_RATE", "PrivateRanges", "ScaledSetting",
+__all__ = ["GRID_LOW", "MAGNITUDES", "RANGE_SHARE", "FALSE_BUCKET_RATE", "PrivateRanges", "ScaledSetting",
            "bucket_counts", "estimate_ranges", "ranges_from_counts", "scale_from_training_rows"]
 
 GRID_LOW = -20
@@ -74,8 +74,6 @@ BUCKETS = 2 * MAGNITUDES + 1
 """Buckets per column: negative magnitudes (largest first), zero, positive magnitudes."""
 RANGE_SHARE = 0.1
 """Share of the run's μ² (GDP) spent on the ranges: the training's noise grows by 1/√0.9 ≈ 1.054."""
-INTERCEPT = "bias"
-"""Name of the constant column the loaders append; it is public and never estimated."""
 FALSE_BUCKET_RATE = 0.01
 """Probability (union bound) that any empty bucket of the table survives the threshold."""
 

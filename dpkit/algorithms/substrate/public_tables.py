@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpkit.algorithms.substrate.data import Dataset, load_builtin, normalise
+from dpkit.algorithms.substrate.data import INTERCEPT, Dataset, load_builtin, normalise
 
 __all__ = ["PublicTable", "PUBLIC_TABLES", "SCALINGS", "load_public_table"]
 
@@ -133,7 +133,7 @@ def _load(name: str, scaling: str) -> Dataset:
             text = values.astype(str).to_numpy()
             blocks.append(np.stack([text == level for level in levels], axis=1).astype(float))
             names.extend(f"{column}={level}" for level in levels)
-    names.append("bias")
+    names.append(INTERCEPT)
     if scaling == "private":
         X = np.hstack([np.hstack(blocks), np.ones((len(y), 1))])
         return Dataset(X, y, f"{name} ({table.source}, raw)", tuple(names), private_scaling=True)
