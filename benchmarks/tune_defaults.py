@@ -65,10 +65,13 @@ def validate(name: str, data: Dataset, floor: int, epsilon: float, seeds: list[i
 
 
 def _value(text: str):
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
+    """An option's value: an int, a float, or the text itself (``average=tail``)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -116,10 +116,16 @@ def test_pp_corrected_ledger_equals_draws_and_outputs_are_covered(monkeypatch):
         (event, count), = res.ledger.entries(i)
         assert count == T and isinstance(event, GaussianEvent)
         assert sum(1 for _, s, _ in rec.draws if s == event.sigma) == T  # σ_i distinct per agent (sizes differ)
-    # outputs covered: the models are the last released values (the draws of the last round, agent order)
-    last = np.stack([out for _, _, out in rec.draws[-len(parts):]])
-    assert np.array_equal(res.models, last)
-    assert np.array_equal(res.model, last.mean(axis=0))
+    # outputs covered: the models are the mean of the released values of rounds t >= T/2 (the draws of
+    # those rounds, agent order); with average="last", the last round's draws
+    rounds = np.stack([out for _, _, out in rec.draws]).reshape(T, len(parts), -1)
+    assert np.allclose(res.models, rounds[T // 2:].mean(axis=0), rtol=1e-12, atol=1e-15)
+    assert np.allclose(res.model, res.models.mean(axis=0), rtol=1e-12, atol=1e-15)
+    rec.draws.clear()
+    last = train_pp_admm(parts, g, budget=Budget(1.0, 1e-5), iterations=T, test=data, rng=1, average="last")
+    assert np.array_equal(last.models, np.stack([out for _, _, out in rec.draws[-len(parts):]]))
+    with pytest.raises(ValueError, match="average must be one of"):
+        train_pp_admm(parts, g, budget=Budget(1.0, 1e-5), iterations=T, test=data, rng=1, average="first")
     assert max(res.diagnostics["history"]["dual_sum"]) < 1e-10  # Σ_i λ_i = 0 with noisy broadcasts
 
 

@@ -45,12 +45,13 @@ so ≥ 98 % of ε goes to the releases; its default threshold is nevertheless th
 (``gate_mechanisms(alpha=None)``; a query with q ≥ 0 is ⊥ with probability ≤ e^{−4}) turns the
 gate into a mere cap c (measured frontier under the defaults below).
 
-Returned model (both variants): each agent's published values averaged over the rounds
-t ≥ ⌊T/2⌋ (:class:`TailAverage`), then averaged over the agents. Post-processing of the releases,
-so ε covers it. The gate keeps an agent's last release for many rounds, so its final value
-carries the noise of one release; the tail mean averages the noise of the releases made in the
-second half (measured over seeds 0–3 at ε = 1 against the last values: Fair 0.668 → 0.687,
-PSID7682 0.687 → 0.700, DoctorVisits 0.795 → 0.791, with the published tables' ranges).
+Returned model (both variants; ``average``, as PP-ADMM): by default (``"tail"``) each agent's
+published values averaged over the rounds t ≥ ⌊T/2⌋
+(:class:`~dpkit.algorithms.substrate.admm_loops.PublishedAverage`), then averaged over the agents;
+``"last"`` takes the last published values. Post-processing of the releases, so ε covers it. The
+gate keeps an agent's last release for many rounds, so its final value carries the noise of one
+release; the tail mean averages the noise of the releases made in the second half (validation
+sweep in ``docs/algorithms/pp-admm.md``).
 
 ``"paper"``: the paper's pipeline (:func:`~dpkit.algorithms.pp_admm.pp_admm.paper_parameters` with c
 releases and an SVT share of ρ_total — the paper gives none, :data:`PAPER_IPP` records ours), Alg. 2's
@@ -112,7 +113,7 @@ import numpy as np
 from dpkit._validation import check_finite, check_integer, check_positive, check_rng, check_unit_interval
 from dpkit.accounting.calibration import CalibrationResult
 from dpkit.accounting.events import PrivacyEvent
-from dpkit.algorithms.substrate.admm_loops import decentralised_loop, round_recorder
+from dpkit.algorithms.substrate.admm_loops import PublishedAverage, decentralised_loop, round_recorder
 from dpkit.algorithms.substrate.budget import Budget, calibrate_noise
 from dpkit.algorithms.substrate.data import Dataset
 from dpkit.algorithms.substrate.evaluation import Evaluator
@@ -121,6 +122,7 @@ from dpkit.algorithms.substrate.losses import Logistic, empirical_value
 from dpkit.algorithms.pp_admm.pp_admm import (
     AGENTS,
     LAMBDA,
+    MODEL_NOTES,
     NOISE_STD,
     PAPER_SETTING,
     ROUNDS,
@@ -291,13 +293,13 @@ def train_ipp_admm(
     iterations: int | None = None, test: Dataset | None = None, rng: np.random.Generator | int | None = 0,
     progress: Callable[[int, int], None] | None = None, cap: int | None = None, eta: float | None = None,
     lam: float | None = None, beta: float | None = None, clip: float | None = None, alpha: float | None = None,
-    svt_share: float | None = None, noise_std: float | None = None,
+    svt_share: float | None = None, noise_std: float | None = None, average: str = "tail",
 ) -> TrainingResult:
     """Train IPP-ADMM (module docstring) and return a :class:`~dpkit.algorithms.substrate.result.TrainingResult`.
 
     Parameters
     ----------
-    budget, variant, iterations, eta, lam, beta, noise_std
+    budget, variant, iterations, eta, lam, beta, noise_std, average
         As in :func:`~dpkit.algorithms.pp_admm.pp_admm.train_pp_admm` (T defaults to 2c corrected, 30 paper).
     cap
         c, the most broadcasts per agent (< T; None: ROUNDS corrected, 15 paper).
@@ -369,14 +371,14 @@ def train_ipp_admm(
     config["query_sensitivity"] = [g.gate.sensitivity for g in gates]
     config["svt_noise_scales"] = [[g.gate.threshold_scale, g.gate.query_scale] for g in gates]
     F = local_objectives(parts, lam, loss)
+    returned = PublishedAverage(average, T)
     runs = [gate.open(rng=gen, ledger=ledger, agent=i) for i, gate in enumerate(gates)]
     rounds: list[list[int]] = []
-    tail = TailAverage(T)
 
     def publish(t: int, solutions: np.ndarray, previous: np.ndarray) -> np.ndarray:
         out, sent = publish_gated(runs, quality_scores(parts, previous, solutions, clip, loss), solutions, previous)
         rounds.append(sent)
-        tail.add(t, out)
+        returned.add(t, out)
         return out
 
     evaluator = Evaluator(loss, parts, test, max(1, T // 50))
@@ -387,8 +389,9 @@ def train_ipp_admm(
     config.update({"max_grad_norm": state.max_grad_norm, "broadcasts": broadcasts, "broadcast_rounds": rounds,
                    "gate_queries": queries, "gate_skip_share": skip_share(queries, broadcasts),
                    "broadcasts_saved": N * T - sum(broadcasts)})
-    models = tail.mean()
-    notes = ("model: average over the agents of each agent's published values averaged over the rounds t >= T/2",
+    models = returned.models()
+    config["average"] = average
+    notes = (MODEL_NOTES[average],
              "each agent's ledger entry covers c releases (the cap), whatever the number of broadcasts",
              "the SVT (at most T queries) is charged the smaller of its pure epsilon1 + epsilon2 (PLD) and its "
              "Renyi-DP bound (Zhu & Wang 2020)")
@@ -396,29 +399,8 @@ def train_ipp_admm(
                   budget.delta, state.seconds, config, paper_claim=claim, notes=notes)
 
 
-class TailAverage:
-    """Running mean of the agents' published values over the rounds t ≥ ⌊T/2⌋: the returned models.
-
-    Post-processing of what was released, so the run's ε covers it. A gated agent's published value
-    is its latest release, held while the gate skips; its last one carries the noise of a single
-    release, while the mean over the second half of the run averages the noise of the releases made
-    there (measured: `docs/algorithms/pp-admm.md`).
-    """
-
-    def __init__(self, rounds: int):
-        self.start, self.total, self.count = rounds // 2, None, 0
-
-    def add(self, t: int, published: np.ndarray) -> None:
-        if t >= self.start:
-            self.total = published.copy() if self.total is None else self.total + published
-            self.count += 1
-
-    def mean(self) -> np.ndarray:
-        return self.total / self.count
-
-
 SPEC = AlgorithmSpec(
     name="ipp-admm", runner=graph_runner(train_ipp_admm), topology="graph", agents=AGENTS, n_train=35_000, delta=1e-5,
     description="PP-ADMM with sparse-vector-gated broadcasts (Ding et al. 2020, CIKM, Alg. 2)",
-    options=("cap", "eta", "lam", "beta", "clip", "alpha", "svt_share", "noise_std"),
+    options=("cap", "eta", "lam", "beta", "clip", "alpha", "svt_share", "noise_std", "average"),
 )

@@ -55,7 +55,10 @@ Defaults of the corrected variant (data-independent, from n, d, ε and the loss 
 * ``lam`` λ̂ = :data:`LAMBDA` (λ̂/N per agent: a weak ridge; the proximal term already makes the
   local problems strongly convex);
 * ``beta`` = :func:`default_beta` = 0.01·c₁/min_i |D_i|: the solver tolerance adds 2β/μ_i to Δ_i,
-  here 1 % of the data term (Newton reaches it in a few more steps).
+  here 1 % of the data term (Newton reaches it in a few more steps);
+* ``average`` = ``"tail"``: the returned models are each agent's published values averaged over
+  the rounds t ≥ ⌊T/2⌋ (post-processing; ``"last"`` takes the last ones), chosen on validation
+  splits (``docs/algorithms/pp-admm.md``).
 
 Paper variant defaults: T = 30, η = 0.5, β = 10^-3.5, splits = 0.001, ε_i3 = 0.99 ε_i1,
 δ_i1 = 1e-4 (Ding et al. 2020, §5), λ̂ from the rule.
@@ -78,7 +81,12 @@ from dpkit._validation import check_integer, check_open_unit, check_positive, ch
 from dpkit.accounting.calibration import CalibrationResult
 from dpkit.accounting.events import GaussianEvent, PrivacyEvent, repeat
 from dpkit.accounting.zcdp import ding_approx_dp_to_zcdp, zcdp_to_epsilon
-from dpkit.algorithms.substrate.admm_loops import check_parts_on_graph, decentralised_loop, round_recorder
+from dpkit.algorithms.substrate.admm_loops import (
+    PublishedAverage,
+    check_parts_on_graph,
+    decentralised_loop,
+    round_recorder,
+)
 from dpkit.algorithms.substrate.budget import Budget, calibrate_noise
 from dpkit.algorithms.substrate.data import Dataset
 from dpkit.algorithms.substrate.evaluation import Evaluator
@@ -93,7 +101,7 @@ from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.ledger import PrivacyLedger
 
 __all__ = [
-    "AGENTS", "ROUNDS", "LAMBDA", "NOISE_STD", "PAPER_SETTING", "default_eta", "default_beta", "release_sensitivity",
+    "AGENTS", "ROUNDS", "LAMBDA", "MODEL_NOTES", "NOISE_STD", "PAPER_SETTING", "default_eta", "default_beta", "release_sensitivity",
     "calibrate_multiplier", "release_mechanisms", "publish_round", "PaperParameters", "paper_parameters",
     "paper_mechanisms", "paper_output_mechanism", "paper_claim", "local_objectives", "train_pp_admm", "SPEC",
 ]
@@ -104,6 +112,11 @@ ROUNDS = 5
 """Default planned rounds T of the corrected variant."""
 LAMBDA = 1e-3
 """Default λ̂ of the corrected variant (each agent uses λ̂/N)."""
+MODEL_NOTES = {
+    "tail": "model: average over the agents of each agent's published values averaged over the rounds t >= T/2",
+    "last": "model: average of the agents' last published values",
+}
+"""The result's note on how its model comes from the published values, per ``average``."""
 NOISE_STD = 0.5
 """Default per-coordinate release noise σ_i2 that :func:`default_eta` aims at (validation sweeps in
 ``docs/algorithms/pp-admm.md``: 0.5 and 1 tie on Adult, 0.5 wins on the small tables)."""
@@ -323,7 +336,7 @@ def train_pp_admm(
     parts: Sequence[Dataset], graph: Graph, *, budget: Budget, variant: str = "corrected",
     iterations: int | None = None, test: Dataset | None = None, rng: np.random.Generator | int | None = 0,
     progress: Callable[[int, int], None] | None = None, eta: float | None = None, lam: float | None = None,
-    beta: float | None = None, noise_std: float | None = None,
+    beta: float | None = None, noise_std: float | None = None, average: str = "tail",
 ) -> TrainingResult:
     """Train PP-ADMM (module docstring) and return a :class:`~dpkit.algorithms.substrate.result.TrainingResult`.
 
@@ -341,6 +354,10 @@ def train_pp_admm(
     eta, lam, beta
         ADMM penalty η, regulariser λ̂ (corrected only; the paper variant derives it) and solver
         tolerance β (None: the variant's default, see the module docstring).
+    average
+        The returned models from the published values: ``"tail"`` (default) each agent's mean over
+        the rounds t ≥ ⌊T/2⌋, ``"last"`` its last value
+        (:class:`~dpkit.algorithms.substrate.admm_loops.PublishedAverage`).
     """
     parts, sizes, degrees = _check_common(parts, graph, budget, variant)
     paper = variant == "paper"
@@ -386,24 +403,29 @@ def train_pp_admm(
                        "sigma": [m.sigma for m in output_mechs], "sigma_objective": 0.0})
     config.update({"lam": lam, "eta": eta})
     F = local_objectives(parts, lam, loss)
+    returned = PublishedAverage(average, T)
+    config["average"] = average
 
     def publish(t: int, solutions: np.ndarray, previous: np.ndarray) -> np.ndarray:
-        return publish_round(solutions, output_mechs, rng=gen, ledger=ledger)
+        out = publish_round(solutions, output_mechs, rng=gen, ledger=ledger)
+        returned.add(t, out)
+        return out
 
     evaluator = Evaluator(loss, parts, test, max(1, T // 50))
     evaluator.record(0, np.zeros((N, d)), np.zeros((N, d)))
     state = decentralised_loop(F, graph, eta=eta, iterations=T, beta=beta, theta0=np.zeros((N, d)), perturb=perturb,
                                publish=publish, on_round=round_recorder(evaluator, T, progress))
     config["max_grad_norm"] = state.max_grad_norm
-    notes = ("model: average of the agents' last published values",)
+    models = returned.models()
+    notes = (MODEL_NOTES[average],)
     if not paper:
         notes += ("no objective perturbation b_i1 is drawn: the release analysis does not need it",)
-    return finish("pp-admm", variant, state.published, state.published.mean(axis=0), evaluator, test, ledger,
+    return finish("pp-admm", variant, models, models.mean(axis=0), evaluator, test, ledger,
                   budget.delta, state.seconds, config, paper_claim=claim, notes=notes)
 
 
 SPEC = AlgorithmSpec(
     name="pp-admm", runner=graph_runner(train_pp_admm), topology="graph", agents=AGENTS, n_train=35_000, delta=1e-5,
     description="Decentralised ADMM publishing noisy approximate local minimisers (Ding et al. 2020, CIKM, Alg. 1)",
-    options=("eta", "lam", "beta", "noise_std"),
+    options=("eta", "lam", "beta", "noise_std", "average"),
 )

@@ -45,6 +45,7 @@ from dpkit.mechanisms.ledger import PrivacyLedger
 __all__ = [
     "LoopState", "check_parts", "check_parts_on_graph", "decentralised_dual_update", "decentralised_loop",
     "star_aggregate", "star_loop", "exact_local_step", "round_recorder", "decentralised_admm", "star_admm",
+    "AVERAGES", "PublishedAverage",
 ]
 
 Progress = Callable[[int, int], None] | None
@@ -167,6 +168,35 @@ def exact_local_step(beta: float) -> Callable[[int, AgentObjectives, np.ndarray]
         result = solve(objective, previous, beta)
         return result.theta, float(result.grad_norms.max())
     return step
+
+
+AVERAGES = ("tail", "last")
+"""How a decentralised run turns its published values into the returned models (:class:`PublishedAverage`)."""
+
+
+class PublishedAverage:
+    """The returned models of a decentralised run, from its published values only (post-processing).
+
+    ``"last"``: each agent's last published value. ``"tail"``: each agent's published values
+    averaged over the rounds t ≥ ⌊T/2⌋, which averages the noise of the releases made there (a
+    gated agent's published value is its latest release, held while its gate skips).
+    """
+
+    def __init__(self, how: str, rounds: int):
+        if how not in AVERAGES:
+            raise ValueError(f"average must be one of {AVERAGES}, got average={how!r}")
+        self.how, self.start, self.total, self.count, self.last = how, rounds // 2, None, 0, None
+
+    def add(self, t: int, published: np.ndarray) -> None:
+        """Record round ``t``'s (0-based) published values."""
+        self.last = published
+        if t >= self.start:
+            self.total = published.copy() if self.total is None else self.total + published
+            self.count += 1
+
+    def models(self) -> np.ndarray:
+        """``(N, d)``: the agents' returned models."""
+        return self.last if self.how == "last" else self.total / self.count
 
 
 def round_recorder(evaluator: Evaluator, iterations: int, progress: Progress) -> Callable[[int, np.ndarray, np.ndarray], None]:

