@@ -37,7 +37,7 @@ non-private model stay those of the public-range table, on the same split.
 Usage::
 
     python benchmarks/training.py --tables fair psid7682 doctorvisits healthinsurance randhie default cps1988 \
-        [--eps 1 3] [--seeds 0 1 2] [--scaling private]
+        benefits arrests nmes1988 workinghours caravan [--eps 1 3] [--seeds 0 1 2] [--scaling private]
     python benchmarks/training.py [--data adult] [--eps 0.5 1 3] [--seeds 0 1 2] [--algorithms NAME ...] [--peer] [--json]
 
 Exit status 1 when a target fails.
