@@ -120,7 +120,7 @@ def ledger_summary(doc: Document) -> list[dict[str, Any]]:
 
 #: Provenance fields of a train run's data and targets (``config`` of the train document).
 DATA_FIELDS = ("data", "seed", "n_train", "n_test", "dimension", "agents", "iterations", "epsilon_target",
-               "delta_target", "majority_accuracy")
+               "delta_target", "majority_accuracy", "data_read_as", "scaling")
 
 
 def train_summary(doc: Document) -> dict[str, Any]:
@@ -137,7 +137,8 @@ def train_summary(doc: Document) -> dict[str, Any]:
         "accuracy": p["accuracy"],
         "majority_accuracy": config.get("majority_accuracy"),
         "agent_accuracies": list(p.get("agent_accuracies") or []),
-        "data": {key: config.get(key) for key in DATA_FIELDS if key in config},
+        "data": {**{key: config.get(key) for key in DATA_FIELDS if key in config},
+                 **({"returned model": config["fallback"]["chosen"]} if "fallback" in config else {})},
         "ledger": ledger_summary(doc),
         "neighbouring": p["ledger"].get("neighbouring"),
     }

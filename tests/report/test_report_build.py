@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import mpmath
+import numpy as np
 import pytest
 
 from dpkit.accounting.events import event_from_dict
@@ -501,3 +502,20 @@ def test_nonprivate_document_is_the_private_runs_baseline(written, docs):
     assert baseline["argv"] == NONPRIVATE_ARGV
     assert baseline["accuracy"] == json.loads(docs["nonprivate"].read_text())["accuracy"]
     assert baseline["history"] == nonprivate["training"]["history"]
+
+
+def test_train_report_says_how_a_file_was_scaled_and_which_model_was_returned(tmp_path, monkeypatch):
+    """A run on a user's CSV (private ranges, class-prior fallback): the report's data table carries the
+    read-as line, the scaling and the returned model, as the run's config states them."""
+    gen = np.random.default_rng(0)
+    x = gen.normal(size=(1500, 2))
+    rows = "".join(f"{40 + 10 * a},{b},{int(a + b > 0)}\n" for a, b in x)
+    (tmp_path / "table.csv").write_text("age,score,y\n" + rows)
+    monkeypatch.chdir(tmp_path)
+    payload = cli_json(["train", "--algorithm", "dp-logreg", "--data", "table.csv", "--epsilon", "1", "--json",
+                        "--quiet"])
+    (tmp_path / "run.json").write_text(json.dumps(payload))
+    text = write_report([tmp_path / "run.json"], tmp_path / "rep", rerun=False).markdown.read_text()
+    assert f"| scaling | {payload['config']['scaling']} |" in text
+    assert f"| returned model | {payload['config']['fallback']['chosen']} |" in text
+    assert "| data_read_as | CSV (from the extension .csv; label: the last column; scaling: column ranges" in text
