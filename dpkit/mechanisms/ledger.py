@@ -29,7 +29,7 @@ from dpkit._validation import check_integer
 from dpkit.accounting.events import ParallelComposedEvent, PrivacyEvent, compose, repeat
 from dpkit.accounting.neighbouring import NeighbouringRelation
 
-__all__ = ["PrivacyLedger"]
+__all__ = ["PrivacyLedger", "check_pooled"]
 
 
 class PrivacyLedger:
@@ -51,12 +51,7 @@ class PrivacyLedger:
                  pooled: "PrivacyLedger | None" = None):
         self._entries: list[list[list[Any]]] = [[] for _ in range(check_integer("agents", agents, minimum=1))]
         self.neighbouring = NeighbouringRelation.parse(neighbouring)
-        if pooled is not None:
-            if not isinstance(pooled, PrivacyLedger) or pooled.agents != 1:
-                raise TypeError(f"pooled must be a one-agent PrivacyLedger or None, got pooled={pooled!r}")
-            if pooled.neighbouring != self.neighbouring:
-                raise ValueError(f"pooled records {pooled.neighbouring.value} events, this ledger "
-                                 f"{self.neighbouring.value}")
+        if check_pooled("pooled", pooled, self.neighbouring) is not None:
             self._entries = [[[event, count] for event, count in pooled.entries(0)] for _ in self._entries]
 
     @property
@@ -140,3 +135,15 @@ class PrivacyLedger:
             events = [[event.to_dict(), int(count)] for event, count in self._entries[agent]]
             groups.setdefault(repr(events), {"agents": [], "events": events})["agents"].append(agent)
         return {"neighbouring": self.neighbouring.value, "groups": list(groups.values())}
+
+
+def check_pooled(name: str, pooled: Any, neighbouring: NeighbouringRelation) -> PrivacyLedger | None:
+    """``pooled`` if it is None or a one-agent :class:`PrivacyLedger` under ``neighbouring``
+    (TypeError / ValueError naming ``name`` otherwise)."""
+    if pooled is None:
+        return None
+    if not isinstance(pooled, PrivacyLedger) or pooled.agents != 1:
+        raise TypeError(f"{name} must be a one-agent PrivacyLedger or None, got {name}={pooled!r}")
+    if pooled.neighbouring != neighbouring:
+        raise ValueError(f"{name} records {pooled.neighbouring.value} events, not {neighbouring.value} ones")
+    return pooled

@@ -31,7 +31,7 @@ from dpkit.accounting.calibration import CalibrationResult, calibrate
 from dpkit.accounting.events import PrivacyEvent, compose
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.tightest import TightestAccountant
-from dpkit.mechanisms.ledger import PrivacyLedger
+from dpkit.mechanisms.ledger import PrivacyLedger, check_pooled
 
 __all__ = ["Budget", "calibrate_noise"]
 
@@ -55,13 +55,7 @@ class Budget:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         object.__setattr__(self, "delta", check_open_unit("delta", self.delta))
         object.__setattr__(self, "neighbouring", NeighbouringRelation.parse(self.neighbouring))
-        before = self.spent_before
-        if before is not None:
-            if not isinstance(before, PrivacyLedger) or before.agents != 1:
-                raise TypeError(f"spent_before must be a one-agent PrivacyLedger or None, got spent_before={before!r}")
-            if before.neighbouring != self.neighbouring:
-                raise ValueError(f"spent_before records {before.neighbouring.value} events, the budget is "
-                                 f"{self.neighbouring.value}")
+        check_pooled("spent_before", self.spent_before, self.neighbouring)
         if self.planned_after is not None and not isinstance(self.planned_after, PrivacyEvent):
             raise TypeError(f"planned_after must be a PrivacyEvent or None, got planned_after={self.planned_after!r}")
 
