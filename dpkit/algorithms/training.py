@@ -41,6 +41,7 @@ run.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Any, Callable
 
@@ -97,6 +98,8 @@ def train(
     data
         A :class:`~dpkit.algorithms.substrate.data.Dataset`, or a name for
         :func:`~dpkit.algorithms.substrate.data.load_dataset` (``"adult"``, ``"builtin"``, a path, ...).
+        A file path is read as ``dpkit train --data FILE`` reads it: its columns are scaled by
+        ranges estimated privately from the training rows (``private_scaling``).
     epsilon, delta
         The run's total budget for one record (private algorithms; ``delta`` defaults to the
         algorithm's). A non-private algorithm takes neither.
@@ -129,7 +132,8 @@ def train(
     if unknown:
         raise ValueError(f"options {unknown} are not accepted by {name}; accepted: {list(spec.options)}")
     if isinstance(data, str):
-        data = load_dataset(data, rng=seed)
+        file = os.path.isfile(data) and data not in ("adult", "builtin", "synthetic")
+        data = load_dataset(data, rng=seed, private_scaling=file)
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a Dataset or a dataset name, got {type(data).__name__}")
     seed = check_integer("seed", seed, minimum=0)

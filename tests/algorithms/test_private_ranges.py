@@ -178,3 +178,16 @@ def test_bad_input_names_the_parameter(kwargs, error, match):
     arguments = {"X": np.ones((5, 2)), "budget": Budget(1.0, 1e-5), "rng": 0} | kwargs
     with pytest.raises(error, match=match):
         R.estimate_ranges(arguments.pop("X"), arguments.pop("budget"), **arguments)
+
+
+def test_train_reads_a_file_path_as_the_cli_does(tmp_path):
+    """train(name, "file.csv") scales the file privately, as dpkit train --data FILE does; a Dataset loaded
+    without private_scaling is used as given."""
+    data = _raw_table(1500)
+    path = tmp_path / "raw.csv"
+    path.write_text("age,small,huge,y\n" + "".join(f"{a},{b},{c},{int(l > 0)}\n" for (a, b, c, _), l in zip(data.X, data.y)))
+    result = train("dp-logreg", str(path), epsilon=1.0, seed=0)
+    assert "charged to the run's epsilon" in result.config["scaling"] and result.guarantee.epsilon <= 1.0
+    from dpkit.algorithms.substrate.data import load_csv
+
+    assert "scaling" not in train("dp-logreg", load_csv(path), epsilon=1.0, seed=0).config
