@@ -10,8 +10,9 @@ agent releases two counts over its own training rows with Gaussian noise,
 * how many of its rows have label +1,
 
 and the run returns, of the trained model, +e_bias and −e_bias, the one with the most noisy
-correct answers over all training rows (the constant −1 scores the public row count minus the
-noisy +1 count). Conditionally on the released model, replacing one record changes each count by
+correct answers over all training rows (the constant −1 scores the row count minus the noisy +1
+count; the agents' row counts are public, as every algorithm's sensitivities 1/m_i already take
+them to be). Conditionally on the released model, replacing one record changes each count by
 at most 1, so the pair has L2 sensitivity √2 (replace-one or add/remove), and each agent's count
 depends on its rows only (one entry in its own ledger: parallel composition, as for the training
 releases). The choice is post-processing of the released counts; the test rows are never used.

@@ -88,6 +88,8 @@ class PrivateRanges:
         Per-column range for :func:`~dpkit.algorithms.substrate.data.scale_to_ranges` (low < high).
     sigma, threshold
         The noise's standard deviation per bucket and the survival threshold τ (counts).
+    share
+        The share of the run's μ² the release took.
     budget
         The run's budget with ``spent_before`` holding the release: calibrate and account the
         training with it.
@@ -97,12 +99,13 @@ class PrivateRanges:
     high: np.ndarray
     sigma: float
     threshold: float
+    share: float
     budget: Budget
 
     def describe(self) -> str:
         """One line for a run's config: how the ranges were obtained."""
         return (f"column ranges from the training rows with Gaussian noise (sigma {self.sigma:.4g} per bucket of a "
-                f"power-of-two grid, {RANGE_SHARE:g} of the run's mu^2), charged to the run's epsilon")
+                f"power-of-two grid, {self.share:g} of the run's mu^2), charged to the run's epsilon")
 
 
 def bucket_counts(X: np.ndarray) -> np.ndarray:
@@ -181,7 +184,7 @@ def estimate_ranges(X: np.ndarray, budget: Budget, *, rng: np.random.Generator |
                        dtype=float).reshape(d, BUCKETS)
     threshold = mechanism.sigma * float(-special.ndtri(FALSE_BUCKET_RATE / (d * BUCKETS)))
     low, high = ranges_from_counts(noisy, threshold)
-    return PrivateRanges(low, high, mechanism.sigma, threshold, dataclasses.replace(budget, spent_before=ledger))
+    return PrivateRanges(low, high, mechanism.sigma, threshold, share, dataclasses.replace(budget, spent_before=ledger))
 
 
 @dataclasses.dataclass(frozen=True)
