@@ -223,7 +223,7 @@ def _scaling(args: argparse.Namespace, bounds: bool) -> str:
                                        ("--no-scaling", args.no_scaling)) if given]
     if len(chosen) > 1:
         raise ValueError(f"give at most one of --bounds, --public-scaling and --no-scaling, got {' and '.join(chosen)}")
-    if chosen and not _is_file(args.data):
+    if chosen and (args.data in ("adult", "builtin", "synthetic") or os.path.isdir(args.data)):
         raise ValueError(f"{chosen[0]} applies to data files only, got --data {args.data}")
     return {"--bounds": "bounds", "--public-scaling": "public", "--no-scaling": "none"}.get(
         chosen[0] if chosen else "", "private")
