@@ -191,3 +191,14 @@ def test_train_reads_a_file_path_as_the_cli_does(tmp_path):
     from dpkit.algorithms.substrate.data import load_csv
 
     assert "scaling" not in train("dp-logreg", load_csv(path), epsilon=1.0, seed=0).config
+
+
+def test_a_runner_refuses_rows_left_to_private_scaling():
+    """Only train() scales a private_scaling dataset; a runner called directly refuses it (one line)."""
+    from dpkit.algorithms.pp_admm.pp_admm import train_pp_admm
+    from dpkit.algorithms.substrate.graphs import ring
+
+    data = _raw_table(600)
+    parts = [data.subset(np.arange(k * 200, (k + 1) * 200)) for k in range(3)]
+    with pytest.raises(ValueError, match="unscaled columns"):
+        train_pp_admm(parts, ring(3), budget=Budget(1.0, 1e-5))

@@ -52,10 +52,14 @@ Progress = Callable[[int, int], None] | None
 
 
 def check_parts(parts: Sequence[Dataset]) -> list[Dataset]:
-    """Validate the agents' datasets (non-empty list of Datasets with a common dimension)."""
+    """Validate the agents' datasets (non-empty list of Datasets with a common dimension, already
+    scaled: a dataset whose scaling is left to training, ``private_scaling``, is refused)."""
     parts = list(parts)
     if not parts or not all(isinstance(p, Dataset) for p in parts):
         raise TypeError("parts must be a non-empty sequence of Dataset (one per agent)")
+    if any(p.private_scaling for p in parts):
+        raise ValueError("parts hold unscaled columns (private_scaling): train them with dpkit.algorithms.train, "
+                         "which scales them first")
     dims = {p.d for p in parts}
     if len(dims) != 1:
         raise ValueError(f"all agents' data must have the same dimension, got dimensions {sorted(dims)}")
