@@ -41,7 +41,6 @@ run.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from typing import Any, Callable
 
@@ -49,7 +48,7 @@ import numpy as np
 
 from dpkit._validation import check_integer, check_open_unit, check_positive
 from dpkit.algorithms.substrate.budget import Budget
-from dpkit.algorithms.substrate.data import INTERCEPT, Dataset, load_dataset, train_test_split
+from dpkit.algorithms.substrate.data import INTERCEPT, Dataset, is_data_file, load_dataset, train_test_split
 from dpkit.algorithms.substrate.evaluation import accuracy, majority_accuracy
 from dpkit.algorithms.substrate.graphs import Graph, make_graph
 from dpkit.algorithms.substrate.partition import partition
@@ -132,8 +131,7 @@ def train(
     if unknown:
         raise ValueError(f"options {unknown} are not accepted by {name}; accepted: {list(spec.options)}")
     if isinstance(data, str):
-        file = os.path.isfile(data) and data not in ("adult", "builtin", "synthetic")
-        data = load_dataset(data, rng=seed, private_scaling=file)
+        data = load_dataset(data, rng=seed, private_scaling=is_data_file(data))
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a Dataset or a dataset name, got {type(data).__name__}")
     seed = check_integer("seed", seed, minimum=0)

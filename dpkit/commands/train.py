@@ -47,7 +47,14 @@ from typing import Any
 
 from dpkit._progress import progress as progress_bar
 from dpkit._threads import single_threaded_blas
-from dpkit.algorithms.substrate.data import ADULT_VARIANTS, DATA_FORMATS, file_format, load_dataset
+from dpkit.algorithms.substrate.data import (
+    ADULT_VARIANTS,
+    DATA_FORMATS,
+    file_format,
+    is_data_file,
+    load_dataset,
+    names_data_not_file,
+)
 from dpkit.algorithms.substrate.evaluation import DIAGNOSTIC_LABEL
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.substrate.result import TrainingResult
@@ -164,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
                             "public_scaling": "--public-scaling"}):
             data = load_dataset(args.data, variant=args.encoding, rng=args.seed, format=args.format, label=label,
                                 bounds=bounds, public_scaling=scaling == "public",
-                                private_scaling=scaling == "private" and _is_file(args.data))
+                                private_scaling=scaling == "private" and is_data_file(args.data))
     except FileNotFoundError as error:  # a usage error: exit 2 with one line
         raise ValueError(str(error)) from None
     read_as = _read_as(args.data, args.format, label, scaling)
@@ -213,17 +220,13 @@ def parse_bounds(text: str) -> list[float | tuple[float, float]]:
     return out
 
 
-def _is_file(data: str) -> bool:
-    return os.path.isfile(data) and data not in ("adult", "builtin", "synthetic")
-
-
 def _scaling(args: argparse.Namespace, bounds: bool) -> str:
     """``"bounds"``, ``"public"``, ``"none"`` or ``"private"`` (the default): the file's column scaling."""
     chosen = [name for name, given in (("--bounds", bounds), ("--public-scaling", args.public_scaling),
                                        ("--no-scaling", args.no_scaling)) if given]
     if len(chosen) > 1:
         raise ValueError(f"give at most one of --bounds, --public-scaling and --no-scaling, got {' and '.join(chosen)}")
-    if chosen and (args.data in ("adult", "builtin", "synthetic") or os.path.isdir(args.data)):
+    if chosen and names_data_not_file(args.data):
         raise ValueError(f"{chosen[0]} applies to data files only, got --data {args.data}")
     return {"--bounds": "bounds", "--public-scaling": "public", "--no-scaling": "none"}.get(
         chosen[0] if chosen else "", "private")
@@ -240,7 +243,7 @@ _SCALING_READ_AS = {
 
 def _read_as(data: str, format: str | None, label: int | str | None, scaling: str) -> str | None:
     """How a data file was read (format and how it was chosen, label column, scaling); None for a named dataset."""
-    if not _is_file(data):
+    if not is_data_file(data):
         return None
     kind, how = file_format(data, format)
     scaling = _SCALING_READ_AS[scaling]

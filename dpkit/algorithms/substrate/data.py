@@ -86,6 +86,9 @@ __all__ = [
     "load_csv",
     "load_dataset",
     "DATA_FORMATS",
+    "NAMED_DATA",
+    "is_data_file",
+    "names_data_not_file",
     "file_format",
     "train_test_split",
     "normalise",
@@ -99,6 +102,8 @@ ADULT_COLUMNS = (
 _ADULT_CONTINUOUS = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
 _A9A_BINS = {"age": 5, "fnlwgt": 5, "education-num": 5, "capital-gain": 2, "capital-loss": 2, "hours-per-week": 5}
 ADULT_VARIANTS = ("104", "105", "124")
+NAMED_DATA = ("adult", "builtin", "synthetic")
+"""Names :func:`load_dataset` reads as packaged or generated data, never as file paths."""
 INTERCEPT = "bias"
 """Name of the constant column the loaders append, so that every model can fall back to the class prior."""
 
@@ -694,12 +699,11 @@ def load_dataset(spec: str, *, variant: str = "104", rng: np.random.Generator | 
     if not isinstance(spec, str) or not spec:
         raise TypeError(f"data must be a non-empty string, got data={spec!r}")
     if (format is not None or label is not None or bounds is not None or public_scaling or private_scaling) and \
-            not os.path.isfile(spec):
-        if spec in ("adult", "builtin", "synthetic") or os.path.isdir(spec):
-            raise ValueError(f"format, label, bounds, public_scaling and private_scaling apply to data files only, "
-                             f"got data={spec!r}")
+            names_data_not_file(spec):
+        raise ValueError(f"format, label, bounds, public_scaling and private_scaling apply to data files only, "
+                         f"got data={spec!r}")
     _scaling_choice(bounds, public_scaling, private_scaling)
-    if os.path.isfile(spec) and spec not in ("adult", "builtin", "synthetic"):
+    if is_data_file(spec):
         kind, _ = file_format(spec, format)
         if kind == "libsvm":
             if label is not None:
@@ -718,6 +722,17 @@ def load_dataset(spec: str, *, variant: str = "104", rng: np.random.Generator | 
         return load_adult(spec, variant)
     raise FileNotFoundError(f"data path not found: {spec!r} (expected 'adult', 'builtin', 'synthetic', an Adult "
                             f"directory or a file)")
+
+
+def is_data_file(spec: str) -> bool:
+    """Whether :func:`load_dataset` reads ``spec`` as a CSV/LIBSVM file (an existing file, not a name of
+    :data:`NAMED_DATA`)."""
+    return os.path.isfile(spec) and spec not in NAMED_DATA
+
+
+def names_data_not_file(spec: str) -> bool:
+    """Whether ``spec`` names packaged or generated data or an Adult directory, which take no file options."""
+    return spec in NAMED_DATA or os.path.isdir(spec)
 
 
 def train_test_split(
