@@ -92,6 +92,7 @@ __all__ = [
     "file_format",
     "train_test_split",
     "normalise",
+    "preprocess_features",
 ]
 
 ADULT_COLUMNS = (
@@ -444,10 +445,9 @@ def load_builtin(name: str = "fair") -> Dataset:
 
     frame = fair.load_pandas().data
     features = [c for c in frame.columns if c != "affairs"]
-    X = normalise(frame[features].to_numpy(dtype=float), ranges=True, row_norm=False)
-    X = normalise(np.hstack([X, np.ones((X.shape[0], 1))]), column_max=False)
+    X, names = preprocess_features(frame[features].to_numpy(dtype=float), tuple(features), public_scaling=True)
     y = np.where(frame["affairs"].to_numpy() > 0, 1.0, -1.0)
-    return Dataset(X, y, "fair (statsmodels)", tuple(features) + (INTERCEPT,))
+    return Dataset(X, y, "fair (statsmodels)", names)
 
 
 def make_synthetic(
@@ -547,7 +547,8 @@ def load_libsvm(path: str | os.PathLike, n_features: int | None = None, *, prepr
             X[r, k] = v
     names = tuple(f"x{j}" for j in range(X.shape[1]))
     if preprocess:
-        X, names = _preprocessed(X, names, bounds, public_scaling, private_scaling, intercept)
+        X, names = preprocess_features(X, names, bounds=bounds, public_scaling=public_scaling,
+                                       private_scaling=private_scaling, intercept=intercept)
     return Dataset(X, np.array(labels), os.path.basename(path), names, preprocess and private_scaling)
 
 
@@ -567,10 +568,17 @@ def _scaling_choice(bounds: Sequence[float | tuple[float, float]] | None, public
         raise ValueError("give at most one of bounds, public_scaling and private_scaling")
 
 
-def _preprocessed(X: np.ndarray, names: tuple[str, ...], bounds: Sequence[float | tuple[float, float]] | None,
-                  public_scaling: bool, private_scaling: bool, intercept: bool) -> tuple[np.ndarray, tuple[str, ...]]:
-    """A file's features after the chosen column scaling, the bias column and (unless the scaling is
-    left to training, ``private_scaling``) the row scaling."""
+def preprocess_features(X: np.ndarray, names: tuple[str, ...], *,
+                        bounds: Sequence[float | tuple[float, float]] | None = None, public_scaling: bool = False,
+                        private_scaling: bool = False, intercept: bool = True) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(features, names) of a table after the chosen column scaling (module docstring: at most one of
+    ``bounds``, ``public_scaling`` and ``private_scaling``), the ``bias`` column if ``intercept`` and,
+    unless the scaling is left to training (``private_scaling``), the row scaling to ‖x‖ ≤ 1.
+
+    >>> X, names = preprocess_features(np.array([[17.0, 0.0], [90.0, 3.0]]), ("age", "visits"), public_scaling=True)
+    >>> names, X.round(4).tolist()
+    (('age', 'visits', 'bias'), [[-0.7071, 0.0, 0.7071], [0.5774, 0.5774, 0.5774]])
+    """
     _scaling_choice(bounds, public_scaling, private_scaling)
     X = normalise(X, column_max=False, ranges=public_scaling, row_norm=False, bounds=bounds)
     return _with_intercept(X, names, intercept, row_norm=not private_scaling)
@@ -651,7 +659,8 @@ def load_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     X = np.array(features, dtype=float)
     names = names or tuple(f"x{j}" for j in range(X.shape[1]))
     if preprocess:
-        X, names = _preprocessed(X, names, bounds, public_scaling, private_scaling, intercept)
+        X, names = preprocess_features(X, names, bounds=bounds, public_scaling=public_scaling,
+                                       private_scaling=private_scaling, intercept=intercept)
     return Dataset(X, np.array(labels), os.path.basename(path), names, preprocess and private_scaling)
 
 

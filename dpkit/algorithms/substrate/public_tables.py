@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpkit.algorithms.substrate.data import INTERCEPT, Dataset, load_builtin, normalise
+from dpkit.algorithms.substrate.data import Dataset, load_builtin, preprocess_features
 
 __all__ = ["PublicTable", "PUBLIC_TABLES", "SCALINGS", "load_public_table"]
 
@@ -149,13 +149,10 @@ def _load(name: str, scaling: str) -> Dataset:
             text = values.astype(str).to_numpy()
             blocks.append(np.stack([text == level for level in levels], axis=1).astype(float))
             names.extend(f"{column}={level}" for level in levels)
-    names.append(INTERCEPT)
-    if scaling == "private":
-        X = np.hstack([np.hstack(blocks), np.ones((len(y), 1))])
-        return Dataset(X, y, f"{name} ({table.source}, raw)", tuple(names), private_scaling=True)
-    X = normalise(np.hstack(blocks), ranges=True, row_norm=False)
-    X = normalise(np.hstack([X, np.ones((X.shape[0], 1))]), column_max=False)
-    return Dataset(X, y, f"{name} ({table.source})", tuple(names))
+    private = scaling == "private"
+    X, features = preprocess_features(np.hstack(blocks), tuple(names), public_scaling=not private,
+                                      private_scaling=private)
+    return Dataset(X, y, f"{name} ({table.source}{', raw' if private else ''})", features, private_scaling=private)
 
 
 def _frame(table: PublicTable) -> Any:
