@@ -14,7 +14,7 @@ class, per floor.
 Usage::
 
     python benchmarks/tune_defaults.py [--tables psid7682 doctorvisits adult ...] [--floors 1000 1500 2000]
-        [--algorithms NAME ...] [--eps 1] [--seeds 0 1 2] [--option lam=0.01 ...]
+        [--algorithms NAME ...] [--eps 1] [--seeds 0 1 2] [--option lam=0.01 ...] [--scaling private]
 
 Results that set ``MIN_ROWS_PER_AGENT`` (see ``docs/algorithms.md``, "Defaults that travel") and
 PP-ADMM's ``NOISE_STD`` (``--algorithms pp-admm ipp-admm --floors 1500 --seeds 0 1 2 3
@@ -24,6 +24,7 @@ PP-ADMM's ``NOISE_STD`` (``--algorithms pp-admm ipp-admm --floors 1500 --seeds 0
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import warnings
 
@@ -42,8 +43,8 @@ FIT_SHARE = 0.75
 def training_rows(name: str, data: Dataset, seed: int) -> Dataset:
     """The training rows ``dpkit train --algorithm name --seed seed`` would use (its test rows left out)."""
     parts = prepare(ALGORITHMS[name], data, agents=1, seed=seed).parts
-    return Dataset(np.vstack([p.X for p in parts]), np.concatenate([p.y for p in parts]), data.name + ":train",
-                   data.feature_names)
+    return dataclasses.replace(data, X=np.vstack([p.X for p in parts]), y=np.concatenate([p.y for p in parts]),
+                               name=data.name + ":train")
 
 
 def validate(name: str, data: Dataset, floor: int, epsilon: float, seeds: list[int], options: dict) -> tuple[list, list, int]:
@@ -84,12 +85,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eps", type=float, default=1.0)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--option", action="append", default=[], help="key=value, passed to every run")
+    parser.add_argument("--scaling", choices=("public", "private"), default="public",
+                        help="the tables' column ranges: published, or estimated by each run from its fit rows "
+                             "(charged to its eps, as dpkit train reads a file); Adult keeps its encoding")
     args = parser.parse_args(argv)
     options = {k: _value(v) for k, v in (item.split("=", 1) for item in args.option)}
     print(f"validation split: {FIT_SHARE:.0%} of each seed's training rows fit, the rest score; eps={args.eps:g}; "
-          f"options={options}")
+          f"{args.scaling} ranges; options={options}")
     for table in args.tables:
-        data = load_adult() if table == "adult" else load_public_table(table)
+        data = load_adult() if table == "adult" else load_public_table(table, args.scaling)
         for name in args.algorithms:
             cells = []
             for floor in args.floors:
