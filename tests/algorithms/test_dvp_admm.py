@@ -248,6 +248,11 @@ def test_corrected_defaults_rule():
     assert d["iterations"] * xi <= 1.0 / 16 + 1e-12
     assert D.corrected_defaults(0.1, 1750.0, 3600, 3)["iterations"] == 5
     assert D.corrected_defaults(9.0, 1750.0, 3600, 3)["iterations"] == 20
+    # fewer nodes reach consensus in fewer rounds: T = ⌈√(10·n·ε)⌉, non-decreasing in n and ε, ⌈10√ε⌉ at n = 10
+    rounds = [[D.corrected_defaults(eps, 1750.0, 3600, 1, nodes=n)["iterations"] for n in range(2, 40)]
+              for eps in (0.5, 1.0, 3.0)]
+    assert all(np.all(np.diff(row) >= 0) for row in rounds) and np.all(np.diff(rounds, axis=0) >= 0)
+    assert [row[0] for row in rounds] == [5, 5, 8] and [row[8] for row in rounds] == [8, 10, 18]
     small = D.corrected_defaults(1.0, 100.0, 100, 1)  # the Jacobian floor: T·ξ ≤ ε/16
     xi = math.log1p(0.25 * 1.0 / (small["rho"] + 2 * small["eta"]))
     assert small["iterations"] * xi <= 1.0 / 16 + 1e-12

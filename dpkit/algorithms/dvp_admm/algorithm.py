@@ -37,7 +37,8 @@ Defaults (``docs/algorithms/dvp-admm.md`` has the sweeps behind them)
 * ``loss_weight`` Cᴿ = min(1750, min_p B_p): the paper's 1,750 (§5), capped by its constraint
   Cᴿ ≤ B_p.
 * paper variant: T = 100 (Fig. 2, "t = 100"), ρ = 10^-2.5 (§5), η = 0.5 (not given by the paper).
-* corrected variants: T, ρ and η from :func:`corrected_defaults` (data-independent: n, d, ε).
+* corrected variants: T, ρ and η from :func:`corrected_defaults` (data-independent: the number
+  of nodes, their sizes and degrees, ε).
 
 References
 ----------
@@ -75,17 +76,24 @@ PAPER_DEFAULTS = {"iterations": 100, "rho": 10 ** -2.5, "eta": 0.5, "loss_weight
 """The paper's setting: T = 100 (Fig. 2), ρ = 10^-2.5 and Cᴿ = 1,750 (§5); η = 0.5 is dpkit's (not given)."""
 
 
+ROUNDS_NODES, MIN_ROUNDS, MAX_ROUNDS = 10, 5, 20
+"""The corrected rounds rule T = clip(⌈√(ROUNDS_NODES·n·ε)⌉, MIN_ROUNDS, MAX_ROUNDS) (:func:`corrected_defaults`):
+⌈10√ε⌉ on ROUNDS_NODES = 10 nodes (the Adult sweep)."""
 JACOBIAN_SHARE = 1 / 16
 """Largest share of ε the Jacobian terms may take under the default η (:func:`corrected_defaults`)."""
 
 
-def corrected_defaults(epsilon: float, loss_weight: float, min_size: int, min_degree: int) -> dict[str, float]:
-    """Planned rounds T, ρ and η of the corrected variants (data-independent: ε, Cᴿ, B_p, |N_p|).
+def corrected_defaults(epsilon: float, loss_weight: float, min_size: int, min_degree: int,
+                       nodes: int = ROUNDS_NODES) -> dict[str, float]:
+    """Planned rounds T, ρ and η of the corrected variants (data-independent: ε, Cᴿ, B_p, |N_p|, the number of nodes).
 
-    * T = ⌈10√ε⌉ clipped to [5, 20]: every round is charged, so the per-round noise multiplier
-      grows about linearly in T/ε (the objective-perturbation RDP curve has a term linear in
-      Δ/σ); the ADMM iterates need ~10 rounds to get near consensus, and a larger budget buys a
-      few more (sweep in ``docs/algorithms/dvp-admm.md``).
+    * T = ⌈√(10·n·ε)⌉ (n = ``nodes``) clipped to [5, 20]: every round is charged, so the per-round
+      noise multiplier grows about linearly in T/ε (the objective-perturbation RDP curve has a term
+      linear in Δ/σ); the ADMM iterates need ~10 rounds to get near consensus on Adult's 10 nodes,
+      fewer on fewer nodes, and a larger budget buys a few more. At n = 10 this is ⌈10√ε⌉, the
+      rule of the Adult sweep (``docs/algorithms/dvp-admm.md``); at n = 2 it gives 5 rounds at
+      ε = 1, where validation splits preferred 4–8 rounds to 10 (Fair, PSID7682, NMES1988,
+      Workinghours, and Adult cut into 2 nodes; ``benchmarks/tune_defaults.py``).
     * η = max(Cᴿ/1000, c₃w/(2|N|(e^{ε/(16T)} − 1))) with w = Cᴿ/min_p B_p and |N| = min_p |N_p|.
       The first term is the proximal weight that worked across the sweep (η ∈ [Cᴿ/1750, Cᴿ/175]
       within one point at ε = 1); the second keeps the Jacobian terms, charged every round
@@ -95,12 +103,15 @@ def corrected_defaults(epsilon: float, loss_weight: float, min_size: int, min_de
       ε = 1 and 3, 1/16 against 1/4, 1/8 and 1/32; Adult's validation accuracy moves by < 0.1 point).
     * ρ = 10^-2.5, the paper's (§5).
 
-    >>> corrected_defaults(1.0, 1750.0, 3600, 3)
+    >>> corrected_defaults(1.0, 1750.0, 3600, 3, nodes=10)
     {'iterations': 10, 'rho': 0.0031622776601683794, 'eta': 3.230623975205323}
+    >>> corrected_defaults(1.0, 1750.0, 3600, 1, nodes=2)["iterations"]
+    5
     """
     epsilon = check_positive("epsilon", epsilon)
     loss_weight = check_positive("loss_weight", loss_weight)
-    T = min(20, max(5, math.ceil(10.0 * math.sqrt(epsilon) - 1e-9)))
+    nodes = check_integer("nodes", nodes, minimum=1)
+    T = min(MAX_ROUNDS, max(MIN_ROUNDS, math.ceil(math.sqrt(ROUNDS_NODES * nodes * epsilon) - 1e-9)))
     weight = loss_weight / check_integer("min_size", min_size, minimum=1)
     jacobian_floor = LOSS_CURVATURE_BOUND * weight / (2.0 * check_integer("min_degree", min_degree, minimum=1)
                                                       * math.expm1(JACOBIAN_SHARE * epsilon / T))
@@ -141,7 +152,8 @@ def train_dvp_admm(
                          else min(PAPER_DEFAULTS["loss_weight"], float(sizes.min())))
     if C_R > sizes.min():
         raise ValueError(f"loss_weight must be <= every node's B_p (Zhang & Zhu 2016, §5), got {C_R} > {sizes.min()}")
-    defaults = PAPER_DEFAULTS if variant == "paper" else corrected_defaults(budget.epsilon, C_R, int(sizes.min()), int(graph.degrees.min()))
+    defaults = PAPER_DEFAULTS if variant == "paper" else corrected_defaults(
+        budget.epsilon, C_R, int(sizes.min()), int(graph.degrees.min()), N)
     T = check_integer("iterations", iterations if iterations is not None else defaults["iterations"], minimum=1)
     rho = check_positive("rho", rho if rho is not None else defaults["rho"])
     eta = check_positive("eta", eta if eta is not None else defaults["eta"])
