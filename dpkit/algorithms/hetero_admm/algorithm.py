@@ -253,7 +253,7 @@ def train_hetero_admm(
         Planned rounds T (None: :data:`CORRECTED_ROUNDS` or the paper's 100).
     penalty, reg
         ADMM penalty β and regularisation weight a (None: the variant's default; corrected β:
-        :func:`corrected_penalty`).
+        :func:`default_penalty`, a: :data:`CORRECTED_REG`).
     share
         Corrected: ε_label = ``share``·ε, ``share`` ∈ (0, 1] (None:
         :data:`~dpkit.algorithms.hetero_admm.privacy.LABEL_SHARE` = 1).
