@@ -192,6 +192,11 @@ def run_table(table: str, epsilons: list[float], seeds: list[int], names: list[s
             "logistic": float(np.mean(logistic)), "rows": rows}
 
 
+def table_json(report: dict) -> dict:
+    """:func:`run_table`'s report with its ε keys as strings (JSON objects take string keys)."""
+    return {**report, "rows": {name: {str(e): run for e, run in runs.items()} for name, runs in report["rows"].items()}}
+
+
 def table_verdicts(report: dict, runs: dict) -> list[tuple[str, bool]]:
     """(target, passed) of one algorithm on one table: targets (a) and (b) of the module docstring."""
     out = []
@@ -238,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     parser.add_argument("--peer", action="store_true",
                         help="add diffprivlib's LogisticRegression (pure epsilon-DP) on dp-logreg's split")
-    parser.add_argument("--json", action="store_true", help="print the raw results as JSON")
+    parser.add_argument("--json", action="store_true", help="print the raw results as JSON (last line)")
     parser.add_argument("--tables", nargs="+", help="published tables (dpkit.algorithms.substrate.public_tables): "
                         "targets (a) and (b) instead of Adult's")
     parser.add_argument("--scaling", choices=("public", "private"), default="public",
@@ -246,10 +251,12 @@ def main(argv: list[str] | None = None) -> int:
                              "run estimates from its training rows with noise, charged to its epsilon")
     args = parser.parse_args(argv)
     if args.tables:
-        passed = True
+        passed, reports = True, []
         for table in args.tables:
-            report = run_table(table, args.eps, args.seeds, args.algorithms, args.scaling)
-            passed &= print_table(report, args.eps)
+            reports.append(run_table(table, args.eps, args.seeds, args.algorithms, args.scaling))
+            passed &= print_table(reports[-1], args.eps)
+        if args.json:
+            print(json.dumps([table_json(r) for r in reports]))
         return 0 if passed else 1
     rows = []
     for name in args.algorithms:

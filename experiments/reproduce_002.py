@@ -26,7 +26,7 @@ from dpkit.algorithms.substrate.budget import Budget
 from dpkit.algorithms.substrate.data import load_adult
 from dpkit.algorithms.substrate.evaluation import majority_accuracy
 from dpkit.algorithms.training import prepare
-from pages import write_page  # experiments/pages.py
+from pages import PAGE_ALGORITHMS, write_page  # experiments/pages.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SETTINGS = [(0.01, 1, 10), (0.01, 1, 100), (0.01, 1, 1000), (0.01, 2, 10), (0.01, 2, 1000), (0.01, 5, 10),
@@ -193,7 +193,8 @@ def main() -> None:
               "* The stopping time is data-independent and far from the estimated T.",
               "* With a valid calibration on the whole run and data-independent defaults, A-DDP on Adult is limited "
               "by local noise: see the frontier.", ""]
-    write_page(pathlib.Path(args.out), lines, ROOT / "docs" / "reproductions" / "002.md", results, RESULTS)
+    write_page(pathlib.Path(args.out), lines, ROOT / "docs" / "reproductions" / "002.md", results, RESULTS,
+               algorithms=PAGE_ALGORITHMS["002"])
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from dpkit.algorithms.substrate.budget import Budget  # noqa: E402
 from dpkit.algorithms.substrate.data import load_adult  # noqa: E402
 from dpkit.mechanisms.dual_noise import dvp_calibration  # noqa: E402
 from dpkit.algorithms.training import prepare  # noqa: E402
-from pages import write_page  # noqa: E402  (experiments/pages.py)
+from pages import PAGE_ALGORITHMS, write_page  # noqa: E402  (experiments/pages.py)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "reproductions"
@@ -200,7 +200,7 @@ def main() -> None:
               "* Algorithm 2's printed ζ = α̂ is a factor-2 error against its own proof (ζ = α̂/2).",
               "* The corrected default replaces the ℓ2-Laplace noise (norm ≈ d/ζ) by Gaussian noise (norm ≈ σ√d) "
               "accounted as objective perturbation, calibrated on the whole run with few rounds.", ""]
-    write_page(DOCS / "003.md", lines, DOCS / "003.md", results, RESULTS)
+    write_page(DOCS / "003.md", lines, DOCS / "003.md", results, RESULTS, algorithms=PAGE_ALGORITHMS["003"])
 
 
 if __name__ == "__main__":

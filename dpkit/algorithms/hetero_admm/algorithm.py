@@ -49,8 +49,8 @@ Defaults (``docs/algorithms/hetero-admm.md`` has the sweeps behind them)
 * ``SPEC.agents`` = 5 on a random connected graph with 2n edges. The consensus average's noise
   grows like √n/m (each server's noise is calibrated to its own m_i = m/n), so fewer servers is
   better for a fixed m; 5 keeps a decentralised graph (n > 2, the paper's condition) and is the
-  count used by the other decentralised algorithms of dpkit. The paper's 10 servers cost 1.7 points
-  of accuracy at ε = 0.5 and 0.5 at ε = 1 (``docs/reproductions/001.md``).
+  count used by the other decentralised algorithms of dpkit. The paper's 10 servers cost 0.8 point
+  of accuracy at ε = 0.5, 0.4 at ε = 1 and 0.3 at ε = 3 (``docs/reproductions/001.md``).
 * corrected ``iterations`` = :data:`CORRECTED_ROUNDS` = 25: every round costs privacy (σ grows
   like √T), while the averaged late rounds cut the noise; on a validation split carved from
   Adult's training data 25 rounds beat 15 by 0.2 point at ε = 1 and 3 and tie at ε = 0.5, and 40
