@@ -85,7 +85,7 @@ def beyond_adult(algorithms: list[str], results_path: pathlib.Path = TABLES_RESU
         row = [f"{name} ({table['n']:,}, {table['d']})", f"{table['majority']:.3f}", f"{table['logistic']:.3f}"]
         row += [_cell(scaled[name], scaled[name]["rows"][a]) for a in algorithms for scaled in (private, public)]
         lines.append("| " + " | ".join(row) + " |")
-    return lines + [""]
+    return lines
 
 
 def write_page(out: pathlib.Path, lines: list[str], page: pathlib.Path, results: dict,
@@ -94,6 +94,8 @@ def write_page(out: pathlib.Path, lines: list[str], page: pathlib.Path, results:
     kept flags section) to ``out`` and ``results`` as JSON."""
     out = pathlib.Path(out)
     tables = beyond_adult(algorithms) if algorithms else []
+    while tables and lines and not lines[-1]:  # one blank line before the section, as its re-rendering leaves
+        lines = lines[:-1]
     write_atomically(out, "\n".join(lines + tables + kept_flags_section(page)))
     write_atomically(pathlib.Path(results_path), json.dumps(results, indent=1, ensure_ascii=False, default=float) + "\n")
     print(out, results_path)

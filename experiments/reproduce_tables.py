@@ -54,7 +54,7 @@ def render() -> None:
         if end < 0:
             raise ValueError(f"{path} has no {FLAGS_HEADING!r} section to put the tables before")
         head = text[:start] if 0 <= start < end else text[:end]
-        write_atomically(path, head.rstrip("\n") + "\n" + section + text[end:])
+        write_atomically(path, head.rstrip("\n") + "\n" + section + "\n" + text[end:])
         print(path)
 
 
