@@ -127,6 +127,7 @@ def _margin_recovered(name: str, table: str, **options) -> float:
     that ``name`` recovers at ε = 1, mean test accuracies over seeds 0–2 (``benchmarks/training.py``'s target (b))."""
     from dpkit.algorithms.baselines.centralised import centralised_fit
     from dpkit.algorithms.registry import ALGORITHMS
+    from dpkit.algorithms.substrate.evaluation import majority_accuracy
     from dpkit.algorithms.substrate.public_tables import load_public_table
     from dpkit.algorithms.training import prepare
 
@@ -136,7 +137,7 @@ def _margin_recovered(name: str, table: str, **options) -> float:
         setting = prepare(ALGORITHMS["dp-logreg"], data, seed=seed)
         theta = centralised_fit(setting.parts[0], 1e-5)
         logistic.append(np.mean(np.where(setting.test.X @ theta > 0, 1.0, -1.0) == setting.test.y))
-        majority.append(np.mean(setting.test.y == (1.0 if np.mean(setting.test.y) > 0 else -1.0)))
+        majority.append(majority_accuracy(setting.test))
         private.append(train(name, data, epsilon=1.0, seed=seed, **options).accuracy)
     return (np.mean(private) - np.mean(majority)) / (np.mean(logistic) - np.mean(majority))
 
