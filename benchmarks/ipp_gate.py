@@ -5,11 +5,13 @@ in [−C_loss, C_loss]) and each seed, runs the corrected ``ipp-admm`` with its 
 and ``pp-admm`` at the same ε, on Adult. The rows are those ``dpkit train`` uses for training
 (seeded split); 20 % of them are held out as a *validation* set that scores the runs, so the
 test rows are never seen. Prints mean validation accuracy, the gate's skip share (⊥ answers over
-queries, :func:`dpkit.algorithms.pp_admm.ipp_admm.skip_share`) and broadcasts saved, per α.
+queries, :func:`dpkit.algorithms.pp_admm.ipp_admm.skip_share`) and broadcasts saved, per α, with
+the deadline (the default: an agent with as many releases left as rounds broadcasts, so it makes
+all c releases it pays for) and/or without it (Ding et al.'s Alg. 2 as written).
 
 Usage::
 
-    python benchmarks/ipp_gate.py [--eps 1] [--seeds 0 1] [--alphas default 0 -0.05] [--json]
+    python benchmarks/ipp_gate.py [--eps 1] [--seeds 0 1] [--alphas default 0 -0.05] [--deadline on off] [--json]
 """
 
 from __future__ import annotations
@@ -56,24 +58,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eps", type=float, default=1.0)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--alphas", nargs="+", default=["default", "0", "-0.05"])
+    parser.add_argument("--deadline", nargs="+", choices=("on", "off"), default=["on"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     rows = []
     with single_threaded_blas():
         pp = [run("pp-admm", seed, args.eps) for seed in args.seeds]
         rows.append({"setting": "pp-admm", "accuracy": float(np.mean([r["accuracy"] for r in pp]))})
-        for alpha in args.alphas:
-            options = {} if alpha == "default" else {"alpha": float(alpha)}
-            runs = [run("ipp-admm", seed, args.eps, **options) for seed in args.seeds]
-            rows.append({"setting": f"ipp-admm alpha={alpha}", "accuracy": float(np.mean([r["accuracy"] for r in runs])),
-                         "skip_share": float(np.mean([r["skip_share"] for r in runs])),
-                         "saved": float(np.mean([r["saved"] for r in runs]))})
-            print(f"... alpha={alpha} done", file=sys.stderr, flush=True)
-    print(f"{'setting':<26}{'val. accuracy':>14}{'skip share':>12}{'saved':>8}   (eps={args.eps:g}, seeds {args.seeds})")
+        for deadline in args.deadline:
+            for alpha in args.alphas:
+                options = {"deadline": deadline == "on"} | ({} if alpha == "default" else {"alpha": float(alpha)})
+                runs = [run("ipp-admm", seed, args.eps, **options) for seed in args.seeds]
+                rows.append({"setting": f"ipp-admm alpha={alpha} deadline={deadline}",
+                             "accuracy": float(np.mean([r["accuracy"] for r in runs])),
+                             "skip_share": float(np.mean([r["skip_share"] for r in runs])),
+                             "saved": float(np.mean([r["saved"] for r in runs]))})
+                print(f"... alpha={alpha} deadline={deadline} done", file=sys.stderr, flush=True)
+    print(f"{'setting':<40}{'val. accuracy':>14}{'skip share':>12}{'saved':>8}   (eps={args.eps:g}, seeds {args.seeds})")
     for row in rows:
         skip = "" if "skip_share" not in row else f"{row['skip_share']:.3f}"
         saved = "" if "saved" not in row else f"{row['saved']:.1f}"
-        print(f"{row['setting']:<26}{row['accuracy']:>14.4f}{skip:>12}{saved:>8}")
+        print(f"{row['setting']:<40}{row['accuracy']:>14.4f}{skip:>12}{saved:>8}")
     if args.json:
         print(json.dumps(rows))
     return 0

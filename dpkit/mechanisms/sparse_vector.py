@@ -476,9 +476,9 @@ class GatedReleaseRun:
     Attributes
     ----------
     releases
-        Number of ⊤ answers (= releases) so far.
+        Number of releases so far (⊤ answers and :meth:`release_now`).
     queries
-        Number of queries answered so far.
+        Number of queries answered so far (a :meth:`release_now` counts as one, answered ⊤).
     exhausted
         True after the c-th ⊤ or the k-th query (the gate's ``max_queries``): every later
         :meth:`step` answers None without drawing.
@@ -495,6 +495,30 @@ class GatedReleaseRun:
     def exhausted(self) -> bool:
         gate = self._mechanism.gate
         return self.releases >= gate.cutoff or (gate.max_queries is not None and self.queries >= gate.max_queries)
+
+    @property
+    def remaining(self) -> int:
+        """Releases left before the cut-off c."""
+        return self._mechanism.gate.cutoff - self.releases
+
+    def release_now(self, value: Any) -> Any:
+        """Release ``value`` without consulting the gate: one of the c releases, spent because of a
+        public rule (e.g. a deadline: as many rounds left as releases). To the SVT this is a query
+        shifted by a public +∞ and answered ⊤ whatever the data, so the guarantee of :attr:`GatedRelease.event`
+        still holds (the threshold may be chosen adaptively from public answers; ⊤ counts toward c).
+
+        >>> from dpkit.mechanisms.gaussian import GaussianMechanism
+        >>> run = GatedRelease(SparseVector(0.5, 0.5, threshold=0.0, cutoff=1), GaussianMechanism(sigma=1.0)).open(
+        ...     rng=0, ledger=__import__("dpkit.mechanisms.ledger", fromlist=["PrivacyLedger"]).PrivacyLedger(1))
+        >>> run.release_now([5.0]).shape, run.remaining, run.step(100.0, [5.0])
+        ((1,), 0, None)
+        """
+        if self.exhausted:
+            raise ValueError(f"the run has no release left (cut-off c = {self._mechanism.gate.cutoff}, "
+                             f"max_queries = {self._mechanism.gate.max_queries})")
+        self.queries += 1
+        self.releases += 1
+        return self._mechanism.release.sample(value, rng=self._generator)
 
     def step(self, query: float, value: Any) -> Any:
         """The noisy release of ``value`` if ``query`` + fresh noise ≥ the noisy threshold (⊤), else None."""

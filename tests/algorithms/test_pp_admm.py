@@ -180,18 +180,35 @@ def test_ipp_gate_ledger_cap_and_coverage(monkeypatch):
         assert count == 1 and event.events[1].count == 2
         sigma = event.events[1].event.sigma
         assert sum(1 for _, s, _ in rec.draws if s == sigma) == counts[i]
-    # outputs covered: every agent's model is the mean, over rounds t >= T/2, of its published value
-    # then (its latest release, or θ⁰ = 0 before any)
-    T = len(res.config["broadcast_rounds"])
+    # the deadline spends every release the ledger pays for
+    assert counts == [2] * len(parts)
+    # outputs covered: every agent's model is the mean of the second half of its releases (numbered ⌊c/2⌋ on)
     for i in range(len(parts)):
-        mine = iter([out for _, s, out in rec.draws if s == res.ledger.entries(i)[0][0].events[1].event.sigma])
-        value, tail = np.zeros(parts[0].d), []
-        for t, sent in enumerate(res.config["broadcast_rounds"]):
-            value = next(mine) if i in sent else value
-            if t >= T // 2:
-                tail.append(value)
-        assert np.allclose(res.models[i], np.mean(tail, axis=0), rtol=1e-12, atol=1e-15)
+        mine = [out for _, s, out in rec.draws if s == res.ledger.entries(i)[0][0].events[1].event.sigma]
+        assert np.allclose(res.models[i], np.mean(mine[2 // 2:], axis=0), rtol=1e-12, atol=1e-15)
     assert max(res.diagnostics["history"]["dual_sum"]) < 1e-10
+
+
+@pytest.mark.parametrize("deadline", [True, False])
+def test_ipp_deadline_makes_every_paid_release_and_only_then(deadline):
+    """A gate that never answers ⊤ (α far above any score): with the deadline every agent still makes
+    its c releases, in the last c rounds and without a query; without it, none. The counts recomputed
+    from the public broadcast rounds (gate_counts) are what the runs did."""
+    from dpkit.algorithms.pp_admm.ipp_admm import gate_counts
+
+    parts, g, _ = _small()
+    res = train_ipp_admm(parts, g, budget=Budget(1.0, 1e-5), cap=2, iterations=5, alpha=1e9, rng=0,
+                         deadline=deadline)
+    N, rounds = len(parts), res.config["broadcast_rounds"]
+    expected = [[], [], [], list(range(N)), list(range(N))] if deadline else [[]] * 5
+    assert rounds == expected
+    broadcasts, queries, forced = gate_counts(rounds, N, 2, 5 if deadline else None)
+    assert res.config["broadcasts"] == broadcasts == [2 * deadline] * N
+    assert res.config["forced_broadcasts"] == forced == [2 * deadline] * N
+    assert res.config["gate_queries"] == queries == [3 if deadline else 5] * N
+    assert res.config["gate_skip_share"] == 1.0
+    if not deadline:  # nothing released: the models are the initial published values
+        assert not res.models.any()
 
 
 def test_ipp_paper_variant_records_every_objective_step():
@@ -220,8 +237,8 @@ def test_ipp_corrected_gate_admits_and_records_max_queries():
         (event, _), = res.ledger.entries(i)
         assert event.events[0].max_queries == 5 and event.events[0].cutoff == 2
     assert res.config["alpha"] == [1e-3] * len(parts)
-    assert res.config["gate_skip_share"] == pytest.approx(
-        1 - sum(res.config["broadcasts"]) / sum(res.config["gate_queries"]))
+    above = sum(res.config["broadcasts"]) - sum(res.config["forced_broadcasts"])
+    assert res.config["gate_skip_share"] == pytest.approx(1 - above / sum(res.config["gate_queries"]))
     gate = gate_mechanisms([GaussianMechanism(sigma=1.0, sensitivity=0.2)], [100], epsilon_svt=0.1, cap=1, clip=2.0,
                            alpha=None)[0].gate
     assert gate.threshold == pytest.approx(-ADMIT * (gate.threshold_scale + gate.query_scale), rel=1e-12)

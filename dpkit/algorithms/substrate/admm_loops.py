@@ -181,26 +181,47 @@ AVERAGES = ("tail", "last")
 class PublishedAverage:
     """The returned models of a decentralised run, from its published values only (post-processing).
 
-    ``"last"``: each agent's last published value. ``"tail"``: each agent's published values
-    averaged over the rounds t ≥ ⌊T/2⌋, which averages the noise of the releases made there (a
-    gated agent's published value is its latest release, held while its gate skips).
+    ``"last"``: each agent's last published value. ``"tail"``: the second half of each agent's
+    releases averaged: its releases numbered ⌊R/2⌋ to R − 1 (0-based), R the releases it plans
+    (``releases``; default ``rounds``, one per round, so the rounds t ≥ ⌊T/2⌋). A gated agent
+    (:meth:`add` with ``sent``) publishes only in some rounds and holds its value in the others;
+    only its fresh releases are averaged, and if it made fewer than ⌊R/2⌋ + 1 its last release
+    stands alone.
+
+    >>> tail = PublishedAverage("tail", rounds=4, releases=2)
+    >>> for t, sent in enumerate([[0, 1], [1], [], [0]]):
+    ...     tail.add(t, np.array([[t + 1.0], [10.0 * (t + 1)]]), sent)
+    >>> tail.models().ravel().tolist()  # agent 0 released in rounds 0 and 3, agent 1 in rounds 0 and 1
+    [4.0, 20.0]
     """
 
-    def __init__(self, how: str, rounds: int):
+    def __init__(self, how: str, rounds: int, releases: int | None = None):
         if how not in AVERAGES:
             raise ValueError(f"average must be one of {AVERAGES}, got average={how!r}")
-        self.how, self.start, self.total, self.count, self.last = how, rounds // 2, None, 0, None
+        self.how, self.start = how, (rounds if releases is None else releases) // 2
+        self.last: np.ndarray | None = None
+        self.total: np.ndarray | None = None
+        self.made: np.ndarray | None = None
 
-    def add(self, t: int, published: np.ndarray) -> None:
-        """Record round ``t``'s (0-based) published values."""
-        self.last = published
-        if t >= self.start:
-            self.total = published.copy() if self.total is None else self.total + published
-            self.count += 1
+    def add(self, t: int, published: np.ndarray, sent: Sequence[int] | None = None) -> None:
+        """Record round ``t``'s (0-based) published values; ``sent``: the agents that released a
+        fresh value this round (None: all of them)."""
+        published = np.asarray(published, dtype=float)
+        if self.made is None:
+            self.made = np.zeros(published.shape[0], dtype=int)
+            self.total = np.zeros_like(published)
+        fresh = np.arange(published.shape[0]) if sent is None else np.asarray(sent, dtype=int)
+        counted = fresh[self.made[fresh] >= self.start]
+        self.total[counted] += published[counted]
+        self.made[fresh] += 1
+        self.last = published.copy()
 
     def models(self) -> np.ndarray:
         """``(N, d)``: the agents' returned models."""
-        return self.last if self.how == "last" else self.total / self.count
+        if self.how == "last":
+            return self.last
+        counted = np.maximum(self.made - self.start, 0)
+        return np.where(counted[:, None] > 0, self.total / np.maximum(counted, 1)[:, None], self.last)
 
 
 def round_recorder(evaluator: Evaluator, iterations: int, progress: Progress) -> Callable[[int, np.ndarray, np.ndarray], None]:
