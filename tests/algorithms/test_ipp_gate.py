@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpkit.accounting.tightest import TightestAccountant
-from dpkit.algorithms.pp_admm.ipp_admm import CLIP, _run_event, calibrate_multiplier
+from dpkit.algorithms.pp_admm.ipp_admm import CLIP, _run_event, calibrate_multiplier, due, gate_counts
 from dpkit.algorithms.pp_admm.pp_admm import calibrate_multiplier as release_multiplier
 from dpkit.algorithms.substrate.budget import Budget
 from dpkit.algorithms.substrate.data import load_adult
@@ -26,6 +26,35 @@ def _mean_bounds(values: np.ndarray, low: float, high: float) -> tuple[float, fl
     return float(values.mean() - half), float(values.mean() + half)
 
 
+def _deadline_counts(codes: np.ndarray, cap: int, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """(queries, ⊥ answers) per run when the deadline (``ipp_admm.due``) takes over: from the first
+    round in which an agent has as many releases left as rounds, it broadcasts without a query, so
+    only the answers before that round count (the gate's draws before it are the same either way)."""
+    above_before = np.cumsum(codes == 1, axis=1) - (codes == 1)
+    due_now = np.array([[due(int(made), cap, rounds - t) for t, made in enumerate(row)] for row in above_before])
+    cut = np.where(due_now.any(axis=1), due_now.argmax(axis=1), rounds)
+    before = np.arange(rounds)[None, :] < cut[:, None]
+    return np.sum((codes >= 0) & before, axis=1).astype(float), np.sum((codes == 0) & before, axis=1).astype(float)
+
+
+def test_deadline_counts_match_gate_counts():
+    """The simulation's deadline is the one the runs apply: on random answer streams it gives the
+    queries and ⊥ answers that ``gate_counts`` recovers from the broadcasts."""
+    rng = np.random.default_rng(0)
+    cap, rounds = 3, 7
+    codes = rng.integers(0, 2, size=(200, rounds))
+    codes[np.cumsum(codes == 1, axis=1) - (codes == 1) >= cap] = -1  # the gate stops after its c-th ⊤
+    queries, skips = _deadline_counts(codes, cap, rounds)
+    for row, q, k in zip(codes, queries, skips):
+        made, sent = 0, []
+        for t, code in enumerate(row):
+            send = made < cap and (due(made, cap, rounds - t) or code == 1)
+            sent.append([0] if send else [])
+            made += send
+        broadcasts, gate_queries, forced = gate_counts(sent, 1, cap, rounds)
+        assert broadcasts == [cap] and gate_queries == [q] and gate_queries[0] - (cap - forced[0]) == k
+
+
 @pytest.mark.slow  # one default Adult run (a few seconds)
 def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances():
     """The default gate (α = 1e-3, the paper's) answers ⊥ to 20–90 % of its queries in expectation,
@@ -33,8 +62,9 @@ def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances():
     score can only turn ⊥ into ⊤ and bring the c-th ⊤ earlier, so an agent's skip share is largest
     for the stream −C_loss and smallest for +C_loss. The gates are rebuilt from a default Adult run's
     recorded parameters (Lyu et al.'s split of ε_SVT, the query sensitivity, the threshold) and
-    simulated with the mechanism's own sampler; the pooled share Σ⊥/Σqueries over many agents
-    tends to E[⊥]/E[queries], bounded here by Hoeffding intervals of both means."""
+    simulated with the mechanism's own sampler, with the deadline (the default) and without it; the
+    pooled share Σ⊥/Σqueries over many agents tends to E[⊥]/E[queries], bounded here by Hoeffding
+    intervals of both means."""
     result = train("ipp-admm", load_adult(), epsilon=1.0, seed=0)
     config = result.config
     cap, rounds = config["cap"], config["iterations"]
@@ -45,11 +75,11 @@ def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances():
         assert [gate.threshold_scale, gate.query_scale] == pytest.approx(config["svt_noise_scales"][i], rel=1e-12)
         for score in (-CLIP, CLIP):
             codes = gate.sample(np.full(rounds, score), size=AGENT_RUNS, rng=100 * i + (score > 0))
-            queries = np.sum(codes >= 0, axis=1).astype(float)
-            skips = np.sum(codes == 0, axis=1).astype(float)
-            skip_low, skip_high = _mean_bounds(skips, 0.0, rounds - 1.0)
-            query_low, query_high = _mean_bounds(queries, 1.0, float(rounds))
-            assert skip_low / query_high >= 0.2 and skip_high / query_low <= 0.9
+            without = (np.sum(codes >= 0, axis=1).astype(float), np.sum(codes == 0, axis=1).astype(float))
+            for queries, skips in (_deadline_counts(codes, cap, rounds), without):
+                skip_low, skip_high = _mean_bounds(skips, 0.0, rounds - 1.0)
+                query_low, query_high = _mean_bounds(queries, 0.0, float(rounds))
+                assert skip_low / query_high >= 0.2 and skip_high / query_low <= 0.9
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0])
