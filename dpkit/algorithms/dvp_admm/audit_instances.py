@@ -48,7 +48,7 @@ from dpkit._validation import check_integer, check_nonnegative, check_open_unit,
 from dpkit.accounting.analytic_gaussian import gaussian_epsilon
 from dpkit.algorithms.substrate.admm_loops import decentralised_loop
 from dpkit.algorithms.substrate.budget import Budget
-from dpkit.algorithms.substrate.data import Dataset
+from dpkit.algorithms.substrate.data import Dataset, make_no_signal
 from dpkit.algorithms.dvp_admm.noise import DualNoise, gaussian_noise, paper_noise, pure_noise
 from dpkit.algorithms.dvp_admm.rounds import SOLVER_TOLERANCE, dual_perturbation, local_objectives
 from dpkit.algorithms.substrate.audit_instance import AuditScenario
@@ -182,14 +182,10 @@ class DVPTranscript:
 
 
 def _data(B: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The two nodes' databases, B rows each (features, label) with no signal, from one seeded stream."""
     gen = np.random.default_rng(seed)
-    out = []
-    for _ in range(2):
-        X = gen.normal(size=(B, 2))
-        X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-        y = np.where(gen.random(B) < 0.5, 1.0, -1.0)
-        out.append(np.column_stack([X, y]))
-    return out[0], out[1]
+    nodes = [make_no_signal(B, 2, rng=gen) for _ in range(2)]
+    return tuple(np.column_stack([node.X, node.y]) for node in nodes)
 
 
 def dvp_admm_transcript(*, corrected: bool = False, variant: str | None = None, epsilon: float = 1.0,

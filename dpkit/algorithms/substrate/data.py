@@ -82,6 +82,7 @@ __all__ = [
     "load_adult",
     "load_builtin",
     "make_synthetic",
+    "make_no_signal",
     "load_libsvm",
     "load_csv",
     "load_dataset",
@@ -478,6 +479,23 @@ def make_synthetic(
     flip = gen.uniform(size=n) < noise
     y[flip] = -y[flip]
     return Dataset(normalise(X, column_max=False), y, f"synthetic(n={n}, d={d})")
+
+
+def make_no_signal(n: int, d: int, *, rng: np.random.Generator | int | None = 0) -> Dataset:
+    """A dataset with no signal: rows x ~ N(0, I_d) pulled into the unit ball (x / max(1, ‖x‖)),
+    labels ±1 by a fair coin, independent of x (the databases of audit instances).
+
+    >>> data = make_no_signal(500, 2, rng=0)
+    >>> data.X.shape, bool((np.linalg.norm(data.X, axis=1) <= 1.0 + 1e-12).all()), set(data.y.tolist())
+    ((500, 2), True, {1.0, -1.0})
+    """
+    n = check_integer("n", n, minimum=1)
+    d = check_integer("d", d, minimum=1)
+    gen = check_rng(rng)
+    X = gen.standard_normal((n, d))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    y = np.where(gen.random(n) < 0.5, 1.0, -1.0)
+    return Dataset(X, y, f"no_signal(n={n}, d={d})")
 
 
 def _label(value: str, path: str, lineno: int, column: str = "") -> float:
