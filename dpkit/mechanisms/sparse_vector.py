@@ -508,8 +508,9 @@ class GatedReleaseRun:
         still holds (the threshold may be chosen adaptively from public answers; ⊤ counts toward c).
 
         >>> from dpkit.mechanisms.gaussian import GaussianMechanism
-        >>> run = GatedRelease(SparseVector(0.5, 0.5, threshold=0.0, cutoff=1), GaussianMechanism(sigma=1.0)).open(
-        ...     rng=0, ledger=__import__("dpkit.mechanisms.ledger", fromlist=["PrivacyLedger"]).PrivacyLedger(1))
+        >>> from dpkit.mechanisms.ledger import PrivacyLedger
+        >>> mech = GatedRelease(SparseVector(0.5, 0.5, threshold=0.0, cutoff=1), GaussianMechanism(sigma=1.0))
+        >>> run = mech.open(rng=0, ledger=PrivacyLedger(1))
         >>> run.release_now([5.0]).shape, run.remaining, run.step(100.0, [5.0])
         ((1,), 0, None)
         """
