@@ -196,6 +196,9 @@ def train(
     for warning in (small_agents_warning(sizes, spec.private), noise_warning(sizes, data.d, epsilon if spec.private else None)):
         if warning:
             notes = notes + (warning,)
+    if choice is not None and choice.chosen != "trained model":
+        notes = notes + (f"the returned model is the {choice.chosen} of the class-prior fallback; the history "
+                         "scores the trained models it replaced",)
     if spec.private:
         notes = notes + (FLOAT_NOTE,)
     return dataclasses.replace(result, config=config, seconds=seconds, notes=notes)

@@ -74,6 +74,19 @@ def test_a_learnable_table_keeps_its_trained_model():
     result = train("dp-logreg", data, epsilon=1.0, seed=0)
     assert result.config["fallback"]["chosen"] == "trained model"
     assert result.accuracy >= result.config["majority_accuracy"] + 0.1
+    assert not any("class-prior fallback" in note for note in result.notes)
+
+
+def test_a_returned_constant_is_named_beside_the_history_it_replaced():
+    """Seeds of a no-signal table until the fallback returns a constant: the notes say so, since the
+    history's test scores are the trained models'."""
+    for seed in range(20):
+        result = train("pp-admm", _no_signal(4000, seed), epsilon=1.0, seed=seed, iterations=3)
+        chosen = result.config["fallback"]["chosen"]
+        if chosen != "trained model":
+            break
+    assert chosen != "trained model"
+    assert any(chosen in note and "history" in note for note in result.notes)
 
 
 def test_noisy_counts_are_the_counts_plus_the_stated_noise():
