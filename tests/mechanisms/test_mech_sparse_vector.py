@@ -268,3 +268,25 @@ def test_gated_release_with_gaussian_gate_releases_only_on_top():
     assert np.isnan(out[:, [0, 2, 3]]).all() and np.allclose(out[:, 1, 0], 2.0, atol=1e-4)
     assert mech.event.events[0] == GaussianSparseVectorEvent(0.1, 0.1, 4, 1)
     assert mech.event.events[1].count == 1
+
+
+def test_release_now_spends_one_of_the_c_releases_without_a_gate_draw():
+    """A forced release (the deadline) counts toward the cut-off and as one query, draws only the release's
+    noise (no query noise: the value is the one the release mechanism draws right after the threshold),
+    adds no ledger entry, and is refused once the run is exhausted."""
+    from dpkit.mechanisms.gaussian import GaussianMechanism
+    from dpkit.mechanisms.ledger import PrivacyLedger
+    from dpkit.mechanisms.sparse_vector import GatedRelease
+
+    mech = GatedRelease(SparseVector(0.5, 0.5, threshold=0.0, cutoff=2, max_queries=3), GaussianMechanism(sigma=1.0))
+    ledger = PrivacyLedger(1)
+    run = mech.open(rng=np.random.default_rng(4), ledger=ledger)
+    forced = run.release_now([0.0])
+    generator = np.random.default_rng(4)
+    mech.gate.threshold_noise_draw(generator, None)
+    assert forced.tolist() == mech.release.sample([0.0], rng=generator).tolist()
+    assert run.releases == 1 and run.queries == 1 and run.remaining == 1
+    assert len(ledger.entries(0)) == 1  # only the run's own entry, recorded when it opened
+    assert run.step(1e9, [5.0]) is not None and run.exhausted
+    with pytest.raises(ValueError, match="no release left"):
+        run.release_now([0.0])
