@@ -277,12 +277,21 @@ def summary(result: TrainingResult, diagnostics: bool = False) -> str:
         value = "none stated" if claim.epsilon is None else f"{claim.epsilon:.4f} at delta {claim.delta:g}"
         lines.append(f"paper's claim      {value} ({claim.rule}; {'valid' if claim.valid else 'NOT a valid bound'})")
     elif result.guarantee is not None:
-        lines.append("paper's claim      none (no paper variant)")
+        spec = ALGORITHMS.get(result.algorithm)
+        lines.append("paper's claim      " + ("none for this variant (--variant paper runs the paper's)"
+                                              if spec is not None and "paper" in spec.variants
+                                              else "none (no paper variant)"))
     fallback = config.get("fallback")
     if fallback:
         lines.append(f"model              {fallback['chosen']} (the most noisy correct training answers of: trained "
                      f"model, constant +1, constant -1)")
     lines.append(f"iterations         {config.get('iterations')}")
+    if "gate_skip_share" in config:
+        above = sum(config["broadcasts"]) - sum(config["forced_broadcasts"])
+        queries = sum(config["gate_queries"])
+        lines.append(f"gate               skipped {queries - above} of {queries} chances ({config['gate_skip_share']:.0%}); "
+                     f"{sum(config['broadcasts'])} broadcasts ({sum(config['forced_broadcasts'])} by the deadline), "
+                     f"{config['broadcasts_saved']} of {config['agents'] * config['iterations']} saved")
     lines.append(f"seconds            {result.seconds:.2f}")
     lines.extend(f"warning            {note[len('warning: '):]}" for note in result.notes if note.startswith("warning: "))
     if diagnostics:

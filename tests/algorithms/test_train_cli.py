@@ -96,6 +96,24 @@ def test_cli_json_and_text(capsys, tmp_path):
     assert f"{payload['config']['majority_accuracy']:.4f}" in out
 
 
+def test_cli_text_reports_the_gate_and_where_the_paper_claim_is(capsys):
+    """ipp-admm's text output counts the gate's chances, skips and broadcasts as its JSON does, and a
+    corrected run of an algorithm with a paper variant points to it."""
+    argv = ("--algorithm", "ipp-admm", "--data", "synthetic", "--epsilon", "1", "--agents", "3", "--quiet",
+            "--option", "cap=2", "--iterations", "6")
+    _, out, _ = _run(capsys, *argv, "--json")
+    config = json.loads(out)["config"]
+    _, text, _ = _run(capsys, *argv)
+    queries = sum(config["gate_queries"])
+    skipped = queries - sum(config["broadcasts"]) + sum(config["forced_broadcasts"])
+    assert (f"skipped {skipped} of {queries} chances" in text
+            and f"{sum(config['broadcasts'])} broadcasts ({sum(config['forced_broadcasts'])} by the deadline)" in text
+            and f"{config['broadcasts_saved']} of 18 saved" in text)
+    assert "--variant paper runs the paper's" in text
+    _, text, _ = _run(capsys, "--algorithm", "dp-logreg", "--data", "synthetic", "--epsilon", "1", "--quiet")
+    assert "none (no paper variant)" in text and "gate " not in text
+
+
 def test_cli_out_is_written_atomically_and_never_overwritten(capsys, tmp_path, monkeypatch):
     target = tmp_path / "run.json"
     code, _, _ = _run(capsys, "--algorithm", "dp-logreg", "--data", "synthetic", "--epsilon", "1", "--quiet",
