@@ -289,7 +289,9 @@ def summary(result: TrainingResult, diagnostics: bool = False) -> str:
     if "gate_skip_share" in config:
         above = sum(config["broadcasts"]) - sum(config["forced_broadcasts"])
         queries = sum(config["gate_queries"])
-        lines.append(f"gate               skipped {queries - above} of {queries} chances ({config['gate_skip_share']:.0%}); "
+        low, high = config["gate_skip_probability"]
+        lines.append(f"gate               skipped {queries - above} of {queries} chances ({config['gate_skip_share']:.0%}; a "
+                     f"query alone is skipped with probability {low:.2f}-{high:.2f} whatever its score); "
                      f"{sum(config['broadcasts'])} broadcasts ({sum(config['forced_broadcasts'])} by the deadline), "
                      f"{config['broadcasts_saved']} of {config['agents'] * config['iterations']} saved")
     lines.append(f"seconds            {result.seconds:.2f}")

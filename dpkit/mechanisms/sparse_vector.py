@@ -186,6 +186,27 @@ class SparseVector(Mechanism):
         return SparseVectorEvent(epsilon1=self.epsilon1, epsilon2=self.epsilon2, cutoff=self.cutoff,
                                  max_queries=self.max_queries)
 
+    def below_probability(self, query: float) -> float:
+        """P(⊥) for one query of value ``query`` taken alone: P(q + ν < T + ρ) with ν ~ Lap(b₂) and
+        ρ ~ Lap(b₁) independent (b₁, b₂ = :attr:`threshold_scale`, :attr:`query_scale`), i.e. the CDF
+        at T − q of ν − ρ, whose tail beyond x ≥ 0 is (b₂²e^{−x/b₂} − b₁²e^{−x/b₁}) / (2(b₂² − b₁²))
+        (the sum of two independent Laplace variables; (2 + x/b)e^{−x/b}/4 when b₁ = b₂ = b).
+        Later queries of a run share ρ, so their answers are not independent of this one's.
+
+        >>> svt = SparseVector(1.0, 1.0, threshold=0.0, cutoff=1)
+        >>> svt.below_probability(0.0), round(svt.below_probability(-1e3), 12), round(svt.below_probability(1e3), 12)
+        (0.5, 1.0, 0.0)
+        """
+        x = self.threshold - check_finite("query", query)
+        a, b = self.query_scale, self.threshold_scale
+        z = abs(x)
+        if abs(a - b) <= 1e-6 * max(a, b):
+            scale = 0.5 * (a + b)
+            tail = (2.0 + z / scale) * math.exp(-z / scale) / 4.0
+        else:
+            tail = (a * a * math.exp(-z / a) - b * b * math.exp(-z / b)) / (2.0 * (a - b) * (a + b))
+        return 1.0 - tail if x >= 0 else tail
+
     def threshold_noise_draw(self, generator: np.random.Generator, shape: Any) -> np.ndarray:
         """Threshold noise Lap(:attr:`threshold_scale`) of the given shape."""
         return generator.laplace(0.0, self.threshold_scale, size=shape)

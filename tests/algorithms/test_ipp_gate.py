@@ -69,10 +69,12 @@ def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances():
     config = result.config
     cap, rounds = config["cap"], config["iterations"]
     eps1, eps2 = svt_budget_split(config["svt_share"] * config["epsilon_target"], cap)
+    single = []
     for i, (alpha, sensitivity) in enumerate(zip(config["alpha"], config["query_sensitivity"])):
         assert alpha == 1e-3
         gate = SparseVector(eps1, eps2, threshold=alpha, cutoff=cap, sensitivity=sensitivity, max_queries=rounds)
         assert [gate.threshold_scale, gate.query_scale] == pytest.approx(config["svt_noise_scales"][i], rel=1e-12)
+        single.append((gate.below_probability(CLIP), gate.below_probability(-CLIP)))
         for score in (-CLIP, CLIP):
             codes = gate.sample(np.full(rounds, score), size=AGENT_RUNS, rng=100 * i + (score > 0))
             without = (np.sum(codes >= 0, axis=1).astype(float), np.sum(codes == 0, axis=1).astype(float))
@@ -80,6 +82,10 @@ def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances():
                 skip_low, skip_high = _mean_bounds(skips, 0.0, rounds - 1.0)
                 query_low, query_high = _mean_bounds(queries, 0.0, float(rounds))
                 assert skip_low / query_high >= 0.2 and skip_high / query_low <= 0.9
+    # the reported range of P(⊥) for one query, over every score in [−C_loss, C_loss] and every agent
+    low, high = config["gate_skip_probability"]
+    assert [low, high] == pytest.approx([min(p for p, _ in single), max(p for _, p in single)], rel=1e-12)
+    assert 0.2 <= low <= high <= 0.9
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0])

@@ -290,3 +290,32 @@ def test_release_now_spends_one_of_the_c_releases_without_a_gate_draw():
     assert run.step(1e9, [5.0]) is not None and run.exhausted
     with pytest.raises(ValueError, match="no release left"):
         run.release_now([0.0])
+
+
+@pytest.mark.parametrize("epsilon1, epsilon2", [(0.5, 0.5), (0.3, 0.7), (0.1, 0.9), (0.2, 0.8), (0.2, 0.8000001), (0.2, 0.8001)])
+@pytest.mark.parametrize("query", [-7.0, -0.3, 0.0, 2.5, 40.0])
+def test_below_probability_is_the_convolution_of_the_two_laplace_noises(epsilon1, epsilon2, query):
+    """Closed form against the CDF of ν − ρ integrated with mpmath (50 digits): P(⊥) = ∫ P(ν < T − q + r) dP(r).
+    With c = 2 the scales b₁ = Δ/ε₁ and b₂ = 4Δ/ε₂ are equal at (0.2, 0.8), and nearly so next to it."""
+    import mpmath
+
+    svt = SparseVector(epsilon1, epsilon2, threshold=1.0, cutoff=2, sensitivity=0.7)
+    b1, b2 = mpmath.mpf(svt.threshold_scale), mpmath.mpf(svt.query_scale)
+    x = mpmath.mpf(svt.threshold) - mpmath.mpf(query)
+    with mpmath.workdps(50):
+        laplace_cdf = lambda v: mpmath.e ** (v / b2) / 2 if v < 0 else 1 - mpmath.e ** (-v / b2) / 2
+        density = lambda r: mpmath.e ** (-abs(r) / b1) / (2 * b1)
+        reference = mpmath.quad(lambda r: laplace_cdf(x + r) * density(r), [-mpmath.inf, *sorted([-x, 0]), mpmath.inf])
+    assert svt.below_probability(query) == pytest.approx(float(reference), rel=1e-9, abs=1e-15)
+
+
+def test_below_probability_matches_the_sampler():
+    """First answers of many runs (threshold noise drawn afresh each run) against the closed form,
+    inside a Clopper–Pearson interval at level 1 − 1e-6."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    svt = SparseVector(0.2, 0.8, threshold=1.5, cutoff=1, sensitivity=1.0)
+    runs = 200_000
+    first = svt.sample([0.0], size=runs, rng=11)[:, 0]
+    low, high = proportion_confint(int(np.sum(first == 0)), runs, alpha=1e-6, method="beta")
+    assert low <= svt.below_probability(0.0) <= high

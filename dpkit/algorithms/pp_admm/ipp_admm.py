@@ -414,6 +414,9 @@ def train_ipp_admm(
     config.update({"lam": lam, "eta": eta})
     config["query_sensitivity"] = [g.gate.sensitivity for g in gates]
     config["svt_noise_scales"] = [[g.gate.threshold_scale, g.gate.query_scale] for g in gates]
+    # a quality score lies in [−C_loss, C_loss] and P(⊥) falls as it grows: the range is data-independent
+    config["gate_skip_probability"] = [min(g.gate.below_probability(clip) for g in gates),
+                                       max(g.gate.below_probability(-clip) for g in gates)]
     F = local_objectives(parts, lam, loss)
     returned = PublishedAverage(average, T, releases=cap)
     runs = [gate.open(rng=gen, ledger=ledger, agent=i) for i, gate in enumerate(gates)]
