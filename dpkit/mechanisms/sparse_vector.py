@@ -97,6 +97,34 @@ def _svt_runs(
     return codes, gaps
 
 
+
+def _restarted_runs(
+    gate: "SparseVector | GaussianSparseVector", restarts: int, queries: np.ndarray, runs: int,
+    generator: np.random.Generator,
+) -> np.ndarray:
+    """int8 codes (runs, m) of ``restarts`` runs of ``gate`` back to back, a fresh threshold after each
+    run's c-th ⊤ (:class:`GatedRelease` with ``restarts`` > 1); one column at a time."""
+    m = queries.size
+    codes = np.full((runs, m), UNANSWERED, dtype=np.int8)
+    step = max(1, _BATCH_ELEMENTS // m)
+    for start in range(0, runs, step):
+        rows = min(step, runs - start)
+        threshold = gate.threshold + gate.threshold_noise_draw(generator, rows)
+        above_count = np.zeros(rows, dtype=np.int64)
+        run_queries = np.zeros(rows, dtype=np.int64)
+        for j in range(m):
+            active = above_count < restarts * gate.cutoff
+            if gate.max_queries is not None:
+                active &= run_queries < gate.max_queries
+            above = active & (queries[j] + gate.query_noise_draw(generator, rows) >= threshold)
+            codes[start : start + rows, j] = np.where(active, above, UNANSWERED)
+            run_queries += active
+            above_count += above
+            ended = above & (above_count % gate.cutoff == 0) & (above_count < restarts * gate.cutoff)
+            threshold = np.where(ended, gate.threshold + gate.threshold_noise_draw(generator, rows), threshold)
+            run_queries[ended] = 0
+    return codes
+
 @dataclasses.dataclass(frozen=True)
 class SparseVector(Mechanism):
     """Sparse with cut-off c (Lyu, Su & Li 2017, Alg. 1): (ε₁ + ε₂)-DP.
@@ -434,6 +462,12 @@ class GatedRelease(Mechanism):
     event composed with c releases — the worst case, whatever the number of ⊤ answers, since
     that number is data-dependent.
 
+    ``restarts`` r > 1 runs the gate r times back to back, each run with its own threshold
+    noise, drawn when the run takes its first query: with a gate of cut-off 1 this is Dwork &
+    Roth (2014, Alg. 2, "Sparse"), whose threshold is drawn afresh after every ⊤. Each run sees
+    the adaptively chosen queries that follow the previous run's last ⊤, so :attr:`event` is r
+    gate events composed with r·c releases (adaptive composition); :attr:`cutoff` is r·c.
+
     Online use (one query per round, as in an iterative algorithm): :meth:`open` draws the noisy
     threshold, records :attr:`event` in a ledger and returns a :class:`GatedReleaseRun`.
     Batch use (:meth:`sample`, for audits): ``value`` has shape (m, 1 + k): column 0 holds the m
@@ -454,6 +488,7 @@ class GatedRelease(Mechanism):
 
     gate: "SparseVector | GaussianSparseVector"
     release: Mechanism
+    restarts: int = 1
 
     floating_point_safe: ClassVar[bool] = False
 
@@ -462,11 +497,18 @@ class GatedRelease(Mechanism):
             raise TypeError(f"gate must be a SparseVector or GaussianSparseVector, got gate={self.gate!r}")
         if not isinstance(self.release, Mechanism):
             raise TypeError(f"release must be a Mechanism, got release={self.release!r}")
+        object.__setattr__(self, "restarts", check_integer("restarts", self.restarts, minimum=1))
+
+    @property
+    def cutoff(self) -> int:
+        """The most releases: ``restarts`` × the gate's cut-off c."""
+        return self.restarts * self.gate.cutoff
 
     @property
     def event(self) -> PrivacyEvent:
-        """The gate's event composed with c release events."""
-        return ComposedEvent((self.gate.event, SelfComposedEvent(self.release.event, self.gate.cutoff)))
+        """The gate's event (``restarts`` times) composed with :attr:`cutoff` release events."""
+        gate = self.gate.event if self.restarts == 1 else SelfComposedEvent(self.gate.event, self.restarts)
+        return ComposedEvent((gate, SelfComposedEvent(self.release.event, self.cutoff)))
 
     def open(self, *, rng: Any, ledger: Any, agent: int = 0) -> "GatedReleaseRun":
         """Start one online run: draw the noisy threshold and record :attr:`event` for ``agent``."""
@@ -474,6 +516,19 @@ class GatedRelease(Mechanism):
         noisy_threshold = self.gate.threshold + float(self.gate.threshold_noise_draw(generator, None))
         ledger.record(agent, self.event)
         return GatedReleaseRun(self, generator, noisy_threshold)
+
+    def answers(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
+        """The gate's answers alone for query answers ``value`` (m,): int8 codes as in
+        :meth:`SparseVector.sample` (1 = ⊤, 0 = ⊥, −1 = unanswered), shape (m,) or (size, m)."""
+        queries = check_vector(value, "queries")
+        size = check_size(size)
+        codes = self._codes(queries, 1 if size is None else size, check_rng(rng))
+        return codes[0] if size is None else codes
+
+    def _codes(self, queries: np.ndarray, runs: int, generator: np.random.Generator) -> np.ndarray:
+        if self.restarts == 1:
+            return _svt_runs(self.gate, queries, runs, generator)[0]
+        return _restarted_runs(self.gate, self.restarts, queries, runs, generator)
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
         """Released vectors (m, k) for ⊤ rows, NaN otherwise; shape (m, k) or (size, m, k)."""
@@ -484,7 +539,7 @@ class GatedRelease(Mechanism):
         generator = check_rng(rng)
         queries, vectors = check_vector(array[:, 0], "queries"), array[:, 1:]
         runs = 1 if size is None else size
-        codes, _ = _svt_runs(self.gate, queries, runs, generator)
+        codes = self._codes(queries, runs, generator)
         out = np.full((runs,) + vectors.shape, np.nan)
         for r, q in zip(*np.nonzero(codes == ABOVE)):
             out[r, q] = self.release.sample(vectors[q], rng=generator)
@@ -501,32 +556,46 @@ class GatedReleaseRun:
     queries
         Number of queries answered so far (a :meth:`release_now` counts as one, answered ⊤).
     exhausted
-        True after the c-th ⊤ or the k-th query (the gate's ``max_queries``): every later
-        :meth:`step` answers None without drawing.
+        True after the last ⊤ (the mechanism's :attr:`~GatedRelease.cutoff`) or when the current
+        gate run has answered k queries (the gate's ``max_queries``): every later :meth:`step`
+        answers None without drawing.
     """
 
     def __init__(self, mechanism: GatedRelease, generator: np.random.Generator, noisy_threshold: float):
         self._mechanism = mechanism
         self._generator = generator
-        self._threshold = noisy_threshold
+        self._threshold: float | None = noisy_threshold
+        self._run_queries = 0
         self.releases = 0
         self.queries = 0
 
     @property
     def exhausted(self) -> bool:
         gate = self._mechanism.gate
-        return self.releases >= gate.cutoff or (gate.max_queries is not None and self.queries >= gate.max_queries)
+        return self.releases >= self._mechanism.cutoff or (gate.max_queries is not None and
+                                                           self._run_queries >= gate.max_queries)
 
     @property
     def remaining(self) -> int:
-        """Releases left before the cut-off c."""
-        return self._mechanism.gate.cutoff - self.releases
+        """Releases left before the cut-off."""
+        return self._mechanism.cutoff - self.releases
+
+    def _answered(self, above: bool) -> None:
+        # One query of the current gate run; its c-th ⊤ ends the run, and the next query draws a new threshold.
+        self.queries += 1
+        self._run_queries += 1
+        if not above:
+            return
+        self.releases += 1
+        if self.releases % self._mechanism.gate.cutoff == 0 and self.releases < self._mechanism.cutoff:
+            self._threshold, self._run_queries = None, 0
 
     def release_now(self, value: Any) -> Any:
         """Release ``value`` without consulting the gate: one of the c releases, spent because of a
         public rule (e.g. a deadline: as many rounds left as releases). To the SVT this is a query
         shifted by a public +∞ and answered ⊤ whatever the data, so the guarantee of :attr:`GatedRelease.event`
         still holds (the threshold may be chosen adaptively from public answers; ⊤ counts toward c).
+        Only the release's noise is drawn.
 
         >>> from dpkit.mechanisms.gaussian import GaussianMechanism
         >>> from dpkit.mechanisms.ledger import PrivacyLedger
@@ -536,20 +605,28 @@ class GatedReleaseRun:
         ((1,), 0, None)
         """
         if self.exhausted:
-            raise ValueError(f"the run has no release left (cut-off c = {self._mechanism.gate.cutoff}, "
+            raise ValueError(f"the run has no release left (cut-off {self._mechanism.cutoff}, "
                              f"max_queries = {self._mechanism.gate.max_queries})")
-        self.queries += 1
-        self.releases += 1
+        self._answered(True)
         return self._mechanism.release.sample(value, rng=self._generator)
 
     def step(self, query: float, value: Any) -> Any:
-        """The noisy release of ``value`` if ``query`` + fresh noise ≥ the noisy threshold (⊤), else None."""
+        """The noisy release of ``value`` if ``query`` + fresh noise ≥ the noisy threshold (⊤), else None.
+
+        >>> from dpkit.mechanisms.gaussian import GaussianMechanism
+        >>> from dpkit.mechanisms.ledger import PrivacyLedger
+        >>> mech = GatedRelease(SparseVector(0.5, 0.5, threshold=0.0, cutoff=1), GaussianMechanism(sigma=1.0), restarts=2)
+        >>> run = mech.open(rng=0, ledger=PrivacyLedger(1))
+        >>> run.step(100.0, [5.0]) is not None, run.remaining, run.step(100.0, [5.0]) is not None, run.exhausted
+        (True, 1, True, True)
+        """
         query = check_finite("query", query)
         if self.exhausted:
             return None
-        self.queries += 1
-        noise = float(self._mechanism.gate.query_noise_draw(self._generator, None))
-        if query + noise < self._threshold:
-            return None
-        self.releases += 1
-        return self._mechanism.release.sample(value, rng=self._generator)
+        gate = self._mechanism.gate
+        if self._threshold is None:
+            self._threshold = gate.threshold + float(gate.threshold_noise_draw(self._generator, None))
+        noise = float(gate.query_noise_draw(self._generator, None))
+        above = query + noise >= self._threshold
+        self._answered(above)
+        return self._mechanism.release.sample(value, rng=self._generator) if above else None

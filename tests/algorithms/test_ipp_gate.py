@@ -14,7 +14,8 @@ from dpkit.algorithms.pp_admm.pp_admm import calibrate_multiplier as release_mul
 from dpkit.algorithms.substrate.budget import Budget
 from dpkit.algorithms.substrate.data import load_adult
 from dpkit.algorithms.training import train
-from dpkit.mechanisms.sparse_vector import SparseVector, svt_budget_split
+from dpkit.mechanisms.gaussian import GaussianMechanism
+from dpkit.mechanisms.sparse_vector import GatedRelease, SparseVector, svt_budget_split
 
 AGENT_RUNS = 20_000
 FAILURE = 1e-6  # per Hoeffding bound
@@ -55,30 +56,36 @@ def test_deadline_counts_match_gate_counts():
         assert broadcasts == [cap] and gate_queries == [q] and gate_queries[0] - (cap - forced[0]) == k
 
 
-@pytest.mark.slow  # one default Adult run (a few seconds)
-def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances():
+@pytest.mark.slow  # one Adult run per case (a few seconds)
+@pytest.mark.parametrize("redraw", [False, True])
+def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances(redraw):
     """The default gate (α = 1e-3, the paper's) answers ⊥ to 20–90 % of its queries in expectation,
-    whatever the data: quality scores lie in [−C_loss, C_loss] and, with the noise fixed, raising a
-    score can only turn ⊥ into ⊤ and bring the c-th ⊤ earlier, so an agent's skip share is largest
-    for the stream −C_loss and smallest for +C_loss. The gates are rebuilt from a default Adult run's
-    recorded parameters (Lyu et al.'s split of ε_SVT, the query sensitivity, the threshold) and
-    simulated with the mechanism's own sampler; the pooled share Σ⊥/Σqueries over many agents tends
-    to E[⊥]/E[queries], bounded here by Hoeffding intervals of both means. With the deadline (the
-    default) the extremes are no longer proven to be the constant streams (a ⊤ moves the deadline),
-    so the two streams are checked there too, and the reported range of P(⊥) for one query over
-    every score (0.48–0.52 here) shows how little any score moves an answer."""
-    result = train("ipp-admm", load_adult(), epsilon=1.0, seed=0)
+    whatever the data, as one SVT with cut-off c (the default, Lyu et al.'s Alg. 1) and as c cut-off-1
+    SVTs with the threshold drawn afresh after every ⊤ (``redraw``, Dwork & Roth's Alg. 2). Quality scores
+    lie in [−C_loss, C_loss]; for one threshold drawn once and no deadline, with the noise fixed, raising a
+    score can only turn ⊥ into ⊤ and bring the c-th ⊤ earlier, so an agent's skip share is largest for the
+    stream −C_loss and smallest for +C_loss. The gates are rebuilt from an Adult run's recorded parameters
+    (Lyu et al.'s split of ε_SVT, the query sensitivity, the threshold) and simulated with the mechanism's
+    own sampler; the pooled share Σ⊥/Σqueries over many agents tends to E[⊥]/E[queries], bounded here by
+    Hoeffding intervals of both means. With the deadline (the default) or redrawn thresholds the extremes
+    are no longer proven to be the constant streams (a ⊤ moves the deadline and the threshold), so the
+    two streams are checked there too, and the reported range of P(⊥) for one query over every score
+    (0.48–0.52 here) shows how little any score moves an answer."""
+    result = train("ipp-admm", load_adult(), epsilon=1.0, seed=0, redraw=redraw)
     config = result.config
     cap, rounds = config["cap"], config["iterations"]
-    eps1, eps2 = svt_budget_split(config["svt_share"] * config["epsilon_target"], cap)
+    assert config["redraw"] is redraw
+    runs, cutoff = (cap, 1) if redraw else (1, cap)
+    eps1, eps2 = svt_budget_split(config["svt_share"] * config["epsilon_target"] / runs, cutoff)
     single = []
     for i, (alpha, sensitivity) in enumerate(zip(config["alpha"], config["query_sensitivity"])):
         assert alpha == 1e-3
-        gate = SparseVector(eps1, eps2, threshold=alpha, cutoff=cap, sensitivity=sensitivity, max_queries=rounds)
+        gate = SparseVector(eps1, eps2, threshold=alpha, cutoff=cutoff, sensitivity=sensitivity, max_queries=rounds)
         assert [gate.threshold_scale, gate.query_scale] == pytest.approx(config["svt_noise_scales"][i], rel=1e-12)
+        mechanism = GatedRelease(gate, GaussianMechanism(sigma=1.0), restarts=runs)
         single.append((gate.below_probability(CLIP), gate.below_probability(-CLIP)))
         for score in (-CLIP, CLIP):
-            codes = gate.sample(np.full(rounds, score), size=AGENT_RUNS, rng=100 * i + (score > 0))
+            codes = mechanism.answers(np.full(rounds, score), size=AGENT_RUNS, rng=100 * i + (score > 0))
             without = (np.sum(codes >= 0, axis=1).astype(float), np.sum(codes == 0, axis=1).astype(float))
             for queries, skips in (_deadline_counts(codes, cap, rounds), without):
                 skip_low, skip_high = _mean_bounds(skips, 0.0, rounds - 1.0)
@@ -90,18 +97,20 @@ def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances():
     assert 0.2 <= low <= high <= 0.9
 
 
+@pytest.mark.parametrize("redraw", [False, True])
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0])
-def test_calibration_meets_the_budget_and_is_tight(epsilon):
+def test_calibration_meets_the_budget_and_is_tight(epsilon, redraw):
     """The multiplier is certified at the budget (ε ≤ target), a multiplier 0.2 % smaller is not, and it
-    needs more noise than the releases alone (composition only adds loss)."""
+    needs more noise than the releases alone (composition only adds loss); for one SVT with cut-off c and
+    for c cut-off-1 SVTs (``redraw``)."""
     budget = Budget(epsilon, 1e-5)
-    calibration = calibrate_multiplier(budget, 5, 0.02, 10)
+    calibration = calibrate_multiplier(budget, 5, 0.02, 10, redraw)
     z = float(calibration.parameter)
     assert calibration.epsilon <= epsilon
     assert z > float(release_multiplier(budget, 5).parameter)
 
     def certified(multiplier: float) -> float:
-        event = _run_event(multiplier, 0.02 * epsilon, 5, 10)
+        event = _run_event(multiplier, 0.02 * epsilon, 5, 10, redraw)
         return TightestAccountant(budget.neighbouring).compose(event).get_epsilon(budget.delta).epsilon
 
     assert certified(z) <= epsilon < certified(0.998 * z)

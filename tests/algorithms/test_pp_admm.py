@@ -189,6 +189,26 @@ def test_ipp_gate_ledger_cap_and_coverage(monkeypatch):
     assert max(res.diagnostics["history"]["dual_sum"]) < 1e-10
 
 
+def test_ipp_redrawn_gate_is_c_cutoff_one_svts_in_the_ledger_and_releases_what_it_pays_for(monkeypatch):
+    """``redraw``: each agent's ledger entry is c SVTs with cut-off 1 at ε_SVT/c each (Lyu's split for
+    c = 1) composed with c releases; every Gaussian draw is a broadcast and the deadline spends all c."""
+    from dpkit.accounting.events import SelfComposedEvent
+    from dpkit.mechanisms.sparse_vector import svt_budget_split
+
+    parts, g, _ = _small()
+    rec = _Recorder(monkeypatch, GaussianMechanism)
+    res = train_ipp_admm(parts, g, budget=Budget(2.0, 1e-5), cap=3, iterations=6, rng=3, redraw=True)
+    eps1, eps2 = svt_budget_split(res.config["svt_share"] * 2.0 / 3, 1)
+    for i in range(len(parts)):
+        (event, count), = res.ledger.entries(i)
+        gate, releases = event.events
+        assert count == 1 and isinstance(gate, SelfComposedEvent) and gate.count == 3 and releases.count == 3
+        assert (gate.event.cutoff, gate.event.max_queries) == (1, 6)
+        assert (gate.event.epsilon1, gate.event.epsilon2) == pytest.approx((eps1, eps2), rel=1e-12)
+    assert res.config["redraw"] is True and res.config["broadcasts"] == [3] * len(parts)
+    assert sum(res.config["broadcasts"]) == len(rec.draws)
+
+
 @pytest.mark.parametrize("deadline", [True, False])
 def test_ipp_deadline_makes_every_paid_release_and_only_then(deadline):
     """A gate that never answers ⊤ (α far above any score): with the deadline every agent still makes
@@ -314,6 +334,10 @@ def test_invalid_inputs():
         train_ipp_admm(parts, g, budget=Budget(1.0, 1e-5), cap=5, iterations=5)
     with pytest.raises(ValueError, match="corrected variant only"):
         train_pp_admm(parts, g, budget=Budget(1.0, 1e-4), variant="paper", lam=0.1)
+    with pytest.raises(ValueError, match="redraw applies to the corrected variant only"):
+        train_ipp_admm(parts, g, budget=Budget(1.0, 1e-4), variant="paper", cap=2, iterations=5, redraw=True)
+    with pytest.raises(TypeError, match="redraw must be True or False"):
+        train_ipp_admm(parts, g, budget=Budget(1.0, 1e-5), cap=2, iterations=5, redraw="yes")
 
 
 # --------------------------------------------------------------------------- audits

@@ -319,3 +319,94 @@ def test_below_probability_matches_the_sampler():
     first = svt.sample([0.0], size=runs, rng=11)[:, 0]
     low, high = proportion_confint(int(np.sum(first == 0)), runs, alpha=1e-6, method="beta")
     assert low <= svt.below_probability(0.0) <= high
+
+
+def restarted_law(queries, threshold, threshold_scale, query_scale, restarts):
+    """Exact law of ``restarts`` cut-off-1 runs back to back (Dwork & Roth 2014, Alg. 2): a row is a sequence of
+    segments ⊥…⊥⊤, each with its own threshold draw, so P(row) is the product of the segments' one-run laws."""
+    law = {}
+    for bits in itertools.product((0, 1), repeat=len(queries)):
+        row, tops = [], 0
+        for b in bits:
+            row.append(b if tops < restarts else -1)
+            tops += b if tops < restarts else 0
+        row = tuple(row)
+        if row in law:
+            continue
+        probability, start = 1.0, 0
+        for end in [i for i, code in enumerate(row) if code == 1] + [len(row) - 1]:
+            segment = [code for code in row[start:end + 1] if code != -1]
+            if segment:
+                one = svt_law(list(queries[start:start + len(segment)]), threshold, threshold_scale, query_scale, 1)
+                probability *= one[tuple(segment) + (-1,) * (end + 1 - start - len(segment))]
+            start = end + 1
+            if start >= len(row):
+                break
+        law[row] = probability
+    return law
+
+
+def test_restarted_gate_law_online_and_batch_and_its_privacy():
+    """GatedRelease(restarts=2) on a cut-off-1 gate: the batch sampler and the online run both follow the exact
+    law of two AboveThreshold runs back to back (chi-square), and neighbouring query vectors change no row's
+    probability by more than the event's pure ε = 2(ε₁ + ε₂) (exact computation)."""
+    from dpkit.accounting.events import SelfComposedEvent, SparseVectorEvent
+    from dpkit.mechanisms.gaussian import GaussianMechanism
+    from dpkit.mechanisms.ledger import PrivacyLedger
+    from dpkit.mechanisms.sparse_vector import GatedRelease
+
+    gate = SparseVector(epsilon1=0.4, epsilon2=0.6, threshold=1.0, cutoff=1, sensitivity=1.0)
+    mech = GatedRelease(gate, GaussianMechanism(sigma=1.0), restarts=2)
+    assert mech.cutoff == 2 and mech.event.events[0] == SelfComposedEvent(SparseVectorEvent(0.4, 0.6, 1), 2)
+    queries = [0.5, 1.5, 0.0, 2.0]
+    law = restarted_law(queries, gate.threshold, gate.threshold_scale, gate.query_scale, 2)
+    assert sum(law.values()) == pytest.approx(1.0, abs=1e-9)
+    keys = list(law)
+    index = {k: i for i, k in enumerate(keys)}
+    value = np.column_stack([queries, np.zeros(4)])
+    batch = np.where(np.isnan(mech.sample(value, size=60_000, rng=21)[:, :, 0]), 0, 1)
+    generator = np.random.default_rng(22)
+    online = []
+    for _ in range(20_000):
+        run = mech.open(rng=generator, ledger=PrivacyLedger(1))
+        online.append([int(run.step(q, [0.0]) is not None) for q in queries])
+    for rows in (batch, np.array(online)):
+        counts = np.zeros(len(keys))
+        for row in rows:
+            codes, tops = [], 0
+            for code in row:  # the sampler's NaN is ⊥ or unanswered: the ⊤ count before it decides
+                codes.append(-1 if tops >= 2 else int(code == 1))
+                tops += code == 1
+            counts[index[tuple(codes)]] += 1
+        assert chisquare_pvalue(counts, np.array([law[k] for k in keys])) > ALPHA
+    for shift in ([1, 1, 1, 1], [-1, -1, -1, -1], [1, -1, 1, -1], [-1, 1, -1, 1], [0, 1, 0, -1]):
+        other = restarted_law(list(np.add(queries, shift)), gate.threshold, gate.threshold_scale, gate.query_scale, 2)
+        assert max(abs(math.log(law[k] / other[k])) for k in keys) <= 2 * gate.epsilon + 1e-7
+
+
+def test_restarted_gate_draws_a_new_threshold_after_each_top():
+    """Threshold noise only (query noise ~1e-6): one run of cut-off 2 answers two zero queries alike (both ⊤ with
+    probability 1/2), two cut-off-1 runs back to back draw two thresholds (both ⊤ with probability 1/4);
+    binomial tests. A forced release ends a run too: the next query draws a threshold, then its own noise."""
+    from dpkit.mechanisms.gaussian import GaussianMechanism
+    from dpkit.mechanisms.ledger import PrivacyLedger
+    from dpkit.mechanisms.sparse_vector import GatedRelease
+
+    value = np.zeros((2, 2))
+    runs = 4_000
+    for gate, restarts, p in ((SparseVector(1.0, 1e6, 0.0, cutoff=2), 1, 0.5), (SparseVector(1.0, 1e6, 0.0, cutoff=1), 2, 0.25)):
+        out = GatedRelease(gate, GaussianMechanism(sigma=1.0), restarts=restarts).sample(value, size=runs, rng=5)
+        both = int(np.sum(np.all(~np.isnan(out[:, :, 0]), axis=1)))
+        assert stats.binomtest(both, runs, p).pvalue > ALPHA
+    mech = GatedRelease(SparseVector(0.5, 0.5, 0.0, cutoff=1), GaussianMechanism(sigma=1.0), restarts=2)
+    run = mech.open(rng=np.random.default_rng(4), ledger=PrivacyLedger(1))
+    forced = run.release_now([0.0])
+    released = run.step(0.0, [0.0])
+    replay = np.random.default_rng(4)
+    mech.gate.threshold_noise_draw(replay, None)
+    assert forced.tolist() == mech.release.sample([0.0], rng=replay).tolist()
+    new_threshold = float(mech.gate.threshold_noise_draw(replay, None))
+    top = float(mech.gate.query_noise_draw(replay, None)) >= new_threshold
+    assert (released is not None) == top and run.releases == 1 + top and run.queries == 2
+    with pytest.raises(ValueError, match="restarts"):
+        GatedRelease(SparseVector(1.0, 1.0, 0.0), GaussianMechanism(sigma=1.0), restarts=0)
