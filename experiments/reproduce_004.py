@@ -87,8 +87,8 @@ def render(res: dict, seeds: int) -> None:
         "",
         f"Produced by `python experiments/reproduce_004.py` ({seeds} seeds; mean ± standard deviation). Adult, d = 104, "
         "40,000 training rows, the other 5,222 rows for testing, δ = 1e-5; test accuracy of the returned model: for "
-        "DP-ADMM's corrected variant the mean of the agents' released iterates over the second half of the rounds "
-        "(its default `average=\"tail\"`), otherwise the aggregator's w^T. The algorithms are described in "
+        "the corrected variants the mean of the agents' released iterates over the second half of the rounds "
+        "(their default `average=\"tail\"`), for the paper variants the aggregator's w^T. The algorithms are described in "
         "[docs/algorithms/dp-admm.md](../algorithms/dp-admm.md).",
         "",
         "## Corrected variants: total budget, dpkit's defaults",

@@ -175,9 +175,11 @@ def test_outputs_are_post_processing_of_the_releases(monkeypatch):
     assert np.array_equal(runs[0].model, runs[1].model) and np.array_equal(runs[0].models, runs[1].models)
 
 
-def test_returned_models_are_the_stated_means_of_the_released_iterates(monkeypatch):
+@pytest.mark.parametrize("run", ["dp-admm", "admm-pvp"])
+def test_returned_models_are_the_stated_means_of_the_released_iterates(monkeypatch, run):
     # average="tail" (corrected default): each agent's releases of rounds k >= T/2 averaged, the model their
     # mean; "last" (paper default): the last releases and the aggregator's w^T; anything else is refused
+    algo = train_dp_admm if run == "dp-admm" else train_admm_pvp
     released = []
     original = GaussianMechanism.sample
 
@@ -189,19 +191,19 @@ def test_returned_models_are_the_stated_means_of_the_released_iterates(monkeypat
     monkeypatch.setattr(GaussianMechanism, "sample", sample)
     parts, ds = _parts(n_agents=3, sizes=[40, 70, 100])
     T = 7
-    tail = train_dp_admm(parts, ds, budget=Budget(1.0, 1e-5), iterations=T, rng=0)
+    tail = algo(parts, ds, budget=Budget(1.0, 1e-5), iterations=T, rng=0)
     rounds = np.stack(released).reshape(T, 3, -1)
     assert tail.config["average"] == "tail"
     assert np.allclose(tail.models, rounds[T // 2:].mean(axis=0), rtol=1e-12, atol=1e-15)
     assert np.allclose(tail.model, tail.models.mean(axis=0), rtol=1e-12, atol=1e-15)
     released.clear()
-    last = train_dp_admm(parts, ds, budget=Budget(1.0, 1e-5), iterations=T, rng=0, average="last")
+    last = algo(parts, ds, budget=Budget(1.0, 1e-5), iterations=T, rng=0, average="last")
     assert np.allclose(last.models, np.stack(released[-3:]), rtol=1e-12, atol=1e-15)
     assert np.allclose(last.model, last.models.mean(axis=0), rtol=1e-9, atol=1e-12)  # w^T: Σ_i γ_i stays 0
-    paper = train_dp_admm(parts, ds, budget=Budget(1.0, 1e-5), iterations=T, rng=0, variant="paper")
+    paper = algo(parts, ds, budget=Budget(1.0, 1e-5), iterations=T, rng=0, variant="paper")
     assert paper.config["average"] == "last"
     with pytest.raises(ValueError, match="average must be one of"):
-        train_dp_admm(parts, ds, budget=Budget(1.0, 1e-5), iterations=T, rng=0, average="first")
+        algo(parts, ds, budget=Budget(1.0, 1e-5), iterations=T, rng=0, average="first")
 
 
 @given(st.floats(0.2, 5.0), st.floats(1.05, 3.0))
