@@ -97,7 +97,6 @@ def _svt_runs(
     return codes, gaps
 
 
-
 def _restarted_runs(
     gate: "SparseVector | GaussianSparseVector", restarts: int, queries: np.ndarray, runs: int,
     generator: np.random.Generator,
@@ -124,6 +123,7 @@ def _restarted_runs(
             threshold = np.where(ended, gate.threshold + gate.threshold_noise_draw(generator, rows), threshold)
             run_queries[ended] = 0
     return codes
+
 
 @dataclasses.dataclass(frozen=True)
 class SparseVector(Mechanism):
