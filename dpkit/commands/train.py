@@ -290,8 +290,10 @@ def summary(result: TrainingResult, diagnostics: bool = False) -> str:
         above = sum(config["broadcasts"]) - sum(config["forced_broadcasts"])
         queries = sum(config["gate_queries"])
         low, high = config["gate_skip_probability"]
-        lines.append(f"gate               skipped {queries - above} of {queries} chances ({config['gate_skip_share']:.0%}; a "
-                     f"query alone is skipped with probability {low:.2f}-{high:.2f} whatever its score); "
+        expected = sorted(config["gate_expected_skip_share"])
+        lines.append(f"gate               skipped {queries - above} of {queries} chances ({config['gate_skip_share']:.0%}; "
+                     f"runs of this gate skip {expected[0]:.0%}-{expected[1]:.0%} on average at constant scores "
+                     f"+-{config['clip']:g}, a query alone {low:.2f}-{high:.2f} at any score); "
                      f"{sum(config['broadcasts'])} broadcasts ({sum(config['forced_broadcasts'])} by the deadline), "
                      f"{config['broadcasts_saved']} of {config['agents'] * config['iterations']} saved")
     lines.append(f"seconds            {result.seconds:.2f}")

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from dpkit.accounting.tightest import TightestAccountant
-from dpkit.algorithms.pp_admm.ipp_admm import CLIP, _run_event, calibrate_multiplier, due, gate_counts
+from dpkit.algorithms.pp_admm.ipp_admm import (
+    CLIP, EXPECTED_RUNS, _run_event, calibrate_multiplier, deadline_counts, due, gate_counts,
+)
 from dpkit.algorithms.pp_admm.pp_admm import calibrate_multiplier as release_multiplier
 from dpkit.algorithms.substrate.budget import Budget
 from dpkit.algorithms.substrate.data import load_adult
@@ -27,25 +29,14 @@ def _mean_bounds(values: np.ndarray, low: float, high: float) -> tuple[float, fl
     return float(values.mean() - half), float(values.mean() + half)
 
 
-def _deadline_counts(codes: np.ndarray, cap: int, rounds: int) -> tuple[np.ndarray, np.ndarray]:
-    """(queries, ⊥ answers) per run when the deadline (``ipp_admm.due``) takes over: from the first
-    round in which an agent has as many releases left as rounds, it broadcasts without a query, so
-    only the answers before that round count (the gate's draws before it are the same either way)."""
-    above_before = np.cumsum(codes == 1, axis=1) - (codes == 1)
-    due_now = np.array([[due(int(made), cap, rounds - t) for t, made in enumerate(row)] for row in above_before])
-    cut = np.where(due_now.any(axis=1), due_now.argmax(axis=1), rounds)
-    before = np.arange(rounds)[None, :] < cut[:, None]
-    return np.sum((codes >= 0) & before, axis=1).astype(float), np.sum((codes == 0) & before, axis=1).astype(float)
-
-
 def test_deadline_counts_match_gate_counts():
-    """The simulation's deadline is the one the runs apply: on random answer streams it gives the
-    queries and ⊥ answers that ``gate_counts`` recovers from the broadcasts."""
+    """The simulation's deadline (``deadline_counts``, on gate answers) is the one the runs apply
+    (``gate_counts``, on the public broadcasts): on random answer streams both give the same queries and ⊥ answers."""
     rng = np.random.default_rng(0)
     cap, rounds = 3, 7
     codes = rng.integers(0, 2, size=(200, rounds))
     codes[np.cumsum(codes == 1, axis=1) - (codes == 1) >= cap] = -1  # the gate stops after its c-th ⊤
-    queries, skips = _deadline_counts(codes, cap, rounds)
+    queries, skips = deadline_counts(codes, cap, rounds)
     for row, q, k in zip(codes, queries, skips):
         made, sent = 0, []
         for t, code in enumerate(row):
@@ -78,6 +69,7 @@ def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances(redraw):
     runs, cutoff = (cap, 1) if redraw else (1, cap)
     eps1, eps2 = svt_budget_split(config["svt_share"] * config["epsilon_target"] / runs, cutoff)
     single = []
+    pooled = {score: np.zeros(4) for score in (-CLIP, CLIP)}  # Σ over agents: skip and query mean bounds
     for i, (alpha, sensitivity) in enumerate(zip(config["alpha"], config["query_sensitivity"])):
         assert alpha == 1e-3
         gate = SparseVector(eps1, eps2, threshold=alpha, cutoff=cutoff, sensitivity=sensitivity, max_queries=rounds)
@@ -87,10 +79,20 @@ def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances(redraw):
         for score in (-CLIP, CLIP):
             codes = mechanism.answers(np.full(rounds, score), size=AGENT_RUNS, rng=100 * i + (score > 0))
             without = (np.sum(codes >= 0, axis=1).astype(float), np.sum(codes == 0, axis=1).astype(float))
-            for queries, skips in (_deadline_counts(codes, cap, rounds), without):
+            for deadline, (queries, skips) in ((True, deadline_counts(codes, cap, rounds)), (False, without)):
                 skip_low, skip_high = _mean_bounds(skips, 0.0, rounds - 1.0)
                 query_low, query_high = _mean_bounds(queries, 0.0, float(rounds))
                 assert skip_low / query_high >= 0.2 and skip_high / query_low <= 0.9
+                if deadline:
+                    pooled[score] += np.array([skip_low, skip_high, query_low, query_high])
+    # the reported expectation (EXPECTED_RUNS simulated runs per agent, another generator) lies where both
+    # simulations allow: each of its per-agent means is within a Hoeffding half-width of the expectation
+    half = rounds * math.sqrt(math.log(2.0 / FAILURE) / (2.0 * EXPECTED_RUNS))
+    agents = len(config["alpha"])
+    for score, reported in zip((CLIP, -CLIP), config["gate_expected_skip_share"]):
+        skip_low, skip_high, query_low, query_high = pooled[score]
+        assert (skip_low - agents * half) / (query_high + agents * half) <= reported
+        assert reported <= (skip_high + agents * half) / (query_low - agents * half)
     # the reported range of P(⊥) for one query, over every score in [−C_loss, C_loss] and every agent
     low, high = config["gate_skip_probability"]
     assert [low, high] == pytest.approx([min(p for p, _ in single), max(p for _, p in single)], rel=1e-12)

@@ -110,7 +110,9 @@ def test_cli_text_reports_the_gate_and_where_the_paper_claim_is(capsys):
             and f"{sum(config['broadcasts'])} broadcasts ({sum(config['forced_broadcasts'])} by the deadline)" in text
             and f"{config['broadcasts_saved']} of 18 saved" in text)
     low, high = config["gate_skip_probability"]
-    assert f"skipped with probability {low:.2f}-{high:.2f} whatever its score" in text and 0.0 < low <= high < 1.0
+    expected = sorted(config["gate_expected_skip_share"])
+    assert (f"runs of this gate skip {expected[0]:.0%}-{expected[1]:.0%} on average at constant scores "
+            f"+-{config['clip']:g}, a query alone {low:.2f}-{high:.2f} at any score" in text) and 0.0 < low <= high < 1.0
     assert "--variant paper runs the paper's" in text
     _, text, _ = _run(capsys, "--algorithm", "dp-logreg", "--data", "synthetic", "--epsilon", "1", "--quiet")
     assert "none (no paper variant)" in text and "gate " not in text

@@ -69,7 +69,8 @@ The threshold drawn once or afresh (``redraw``, corrected variant only; off by d
 skip share varies around its expectation because each agent's threshold noise is drawn once (Lyu
 et al., Alg. 1): ``dpkit train --algorithm ipp-admm --epsilon 1`` (Adult, seed 0) skips 6 of 31
 chances (0.194); over seeds 0–79 the share has mean 0.490 and sd 0.116, and 2 of 80 runs fall below
-0.2. ``redraw=True`` runs c SVTs with cut-off 1 back to back at ε_SVT/c each (Dwork & Roth 2014,
+0.2. Each run reports the share its gates give on average (``gate_expected_skip_share``,
+:func:`expected_skip_share`: 0.48–0.52 there), beside the share it realised. ``redraw=True`` runs c SVTs with cut-off 1 back to back at ε_SVT/c each (Dwork & Roth 2014,
 Alg. 2: the threshold drawn afresh after every ⊤; the same pure ε₁ + ε₂ in total, a multiplier z
 0.2 % smaller). On Adult it steadies the share (seeds 0–79: mean 0.606, sd 0.099, none outside
 20–90 %; test accuracy 0.8195 against 0.8191; validation, seeds 0–3: 0.8201 against 0.8185), but it
@@ -173,7 +174,8 @@ from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.sparse_vector import GatedRelease, GatedReleaseRun, SparseVector, svt_budget_split
 
 __all__ = [
-    "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "quality_scores", "quality_sensitivity", "gate_mechanisms", "paper_gate", "due", "gate_counts", "skip_share",
+    "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "EXPECTED_RUNS", "quality_scores", "quality_sensitivity",
+    "gate_mechanisms", "paper_gate", "due", "gate_counts", "deadline_counts", "expected_skip_share", "skip_share",
     "calibrate_multiplier", "publish_gated", "train_ipp_admm", "SPEC",
 ]
 
@@ -320,6 +322,59 @@ def gate_counts(rounds: Sequence[Sequence[int]], agents: int, cap: int,
     return broadcasts, queries, forced
 
 
+def deadline_counts(codes: np.ndarray, cap: int, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """(queries, ⊥ answers) per row of gate answers ``codes`` (runs, T) (int8 codes of
+    :meth:`~dpkit.mechanisms.sparse_vector.GatedRelease.answers`) under the deadline (:func:`due`):
+    from the first round in which an agent has as many releases left as rounds it broadcasts without a
+    query, so only the answers before that round count (the gate's draws before it are the same either way).
+
+    >>> deadline_counts(np.array([[0, 0, 0, 1, 1], [1, 1, -1, -1, -1]], dtype=np.int8), 2, 5)  # row 0 forced from round 3
+    (array([3., 2.]), array([3., 0.]))
+    """
+    codes = np.asarray(codes)
+    left = cap - (np.cumsum(codes == 1, axis=1) - (codes == 1))  # releases left before each round
+    due_now = (left > 0) & (left >= rounds - np.arange(codes.shape[1])[None, :])  # due(), vectorised
+    cut = np.where(due_now.any(axis=1), due_now.argmax(axis=1), rounds)
+    before = np.arange(codes.shape[1])[None, :] < cut[:, None]
+    return np.sum((codes >= 0) & before, axis=1).astype(float), np.sum((codes == 0) & before, axis=1).astype(float)
+
+
+EXPECTED_RUNS = 4000
+"""Simulated runs per agent and score behind :func:`expected_skip_share`."""
+
+
+def expected_skip_share(gates: Sequence[GatedRelease], rounds: int, scores: Sequence[float], *, deadline: bool,
+                        runs: int = EXPECTED_RUNS, seed: int = 0) -> list[float]:
+    """The skip share (Σ⊥/Σqueries over the agents) that runs of these gates give on average, for each
+    constant quality score in ``scores``: ``runs`` simulated runs per agent with the mechanism's own
+    sampler (:meth:`~dpkit.mechanisms.sparse_vector.GatedRelease.answers`, a generator seeded by ``seed``,
+    not the run's), with the deadline if ``deadline``. It reads the gates' public parameters only.
+    A Monte Carlo estimate (standard error ≈ 0.5/√(runs·agents·queries per run), below 0.005 at the defaults).
+
+    >>> from dpkit.mechanisms.gaussian import GaussianMechanism
+    >>> from dpkit.mechanisms.sparse_vector import GatedRelease, SparseVector
+    >>> gate = GatedRelease(SparseVector(1.0, 1.0, threshold=0.0, cutoff=2), GaussianMechanism(sigma=1.0))
+    >>> low, high = expected_skip_share([gate], 4, [1e3, -1e3], deadline=False)
+    >>> low, high
+    (0.0, 1.0)
+    """
+    rounds = check_integer("rounds", rounds, minimum=1)
+    runs = check_integer("runs", runs, minimum=1)
+    generator = np.random.default_rng(seed)
+    shares = []
+    for score in scores:
+        queries = skips = 0.0
+        for gate in gates:
+            codes = gate.answers(np.full(rounds, check_finite("score", score)), size=runs, rng=generator)
+            if deadline:
+                q, k = deadline_counts(codes, gate.cutoff, rounds)
+            else:
+                q, k = np.sum(codes >= 0, axis=1), np.sum(codes == 0, axis=1)
+            queries, skips = queries + float(np.sum(q)), skips + float(np.sum(k))
+        shares.append(skips / queries if queries else 0.0)
+    return shares
+
+
 def skip_share(queries: Sequence[int], above: Sequence[int]) -> float:
     """Share of the gate's chances it answered ⊥: Σ(queries − ⊤ answers)/Σ queries over the agents
     (a query is a round in which the agent could still broadcast and was not forced to; computed
@@ -450,6 +505,8 @@ def train_ipp_admm(
     # a quality score lies in [−C_loss, C_loss] and P(⊥) falls as it grows: the range is data-independent
     config["gate_skip_probability"] = [min(g.gate.below_probability(clip) for g in gates),
                                        max(g.gate.below_probability(-clip) for g in gates)]
+    # the share that runs of these gates give on average, for the extreme constant scores (public parameters only)
+    config["gate_expected_skip_share"] = expected_skip_share(gates, T, [clip, -clip], deadline=deadline)
     F = local_objectives(parts, lam, loss)
     returned = PublishedAverage(average, T, releases=cap)
     runs = [gate.open(rng=gen, ledger=ledger, agent=i) for i, gate in enumerate(gates)]
