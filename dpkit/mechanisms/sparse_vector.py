@@ -615,7 +615,8 @@ class GatedReleaseRun:
 
         >>> from dpkit.mechanisms.gaussian import GaussianMechanism
         >>> from dpkit.mechanisms.ledger import PrivacyLedger
-        >>> mech = GatedRelease(SparseVector(0.5, 0.5, threshold=0.0, cutoff=1), GaussianMechanism(sigma=1.0), restarts=2)
+        >>> gate = SparseVector(0.5, 0.5, threshold=0.0, cutoff=1)
+        >>> mech = GatedRelease(gate, GaussianMechanism(sigma=1.0), restarts=2)
         >>> run = mech.open(rng=0, ledger=PrivacyLedger(1))
         >>> run.step(100.0, [5.0]) is not None, run.remaining, run.step(100.0, [5.0]) is not None, run.exhausted
         (True, 1, True, True)

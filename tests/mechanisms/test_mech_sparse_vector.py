@@ -394,7 +394,8 @@ def test_restarted_gate_draws_a_new_threshold_after_each_top():
 
     value = np.zeros((2, 2))
     runs = 4_000
-    for gate, restarts, p in ((SparseVector(1.0, 1e6, 0.0, cutoff=2), 1, 0.5), (SparseVector(1.0, 1e6, 0.0, cutoff=1), 2, 0.25)):
+    once, twice = SparseVector(1.0, 1e6, 0.0, cutoff=2), SparseVector(1.0, 1e6, 0.0, cutoff=1)
+    for gate, restarts, p in ((once, 1, 0.5), (twice, 2, 0.25)):
         out = GatedRelease(gate, GaussianMechanism(sigma=1.0), restarts=restarts).sample(value, size=runs, rng=5)
         both = int(np.sum(np.all(~np.isnan(out[:, :, 0]), axis=1)))
         assert stats.binomtest(both, runs, p).pvalue > ALPHA

@@ -70,8 +70,9 @@ skip share varies around its expectation because each agent's threshold noise is
 et al., Alg. 1): ``dpkit train --algorithm ipp-admm --epsilon 1`` (Adult, seed 0) skips 6 of 31
 chances (0.194); over seeds 0–79 the share has mean 0.490 and sd 0.116, and 2 of 80 runs fall below
 0.2. Each run reports the share its gates give on average (``gate_expected_skip_share``,
-:func:`expected_skip_share`: 0.48–0.52 there), beside the share it realised. ``redraw=True`` runs c SVTs with cut-off 1 back to back at ε_SVT/c each (Dwork & Roth 2014,
-Alg. 2: the threshold drawn afresh after every ⊤; the same pure ε₁ + ε₂ in total, a multiplier z
+:func:`expected_skip_share`: 0.48–0.52 there), beside the share it realised. ``redraw=True`` runs c
+SVTs with cut-off 1 back to back at ε_SVT/c each (Dwork & Roth 2014, Alg. 2: the threshold drawn
+afresh after every ⊤; the same pure ε₁ + ε₂ in total, a multiplier z
 0.2 % smaller). On Adult it steadies the share (seeds 0–79: mean 0.606, sd 0.099, none outside
 20–90 %; test accuracy 0.8195 against 0.8191; validation, seeds 0–3: 0.8201 against 0.8185), but it
 skips more, and on two-agent tables skipping costs accuracy: on the four smaller published tables
@@ -328,7 +329,8 @@ def deadline_counts(codes: np.ndarray, cap: int, rounds: int) -> tuple[np.ndarra
     from the first round in which an agent has as many releases left as rounds it broadcasts without a
     query, so only the answers before that round count (the gate's draws before it are the same either way).
 
-    >>> deadline_counts(np.array([[0, 0, 0, 1, 1], [1, 1, -1, -1, -1]], dtype=np.int8), 2, 5)  # row 0 forced from round 3
+    >>> codes = np.array([[0, 0, 0, 1, 1], [1, 1, -1, -1, -1]], dtype=np.int8)
+    >>> deadline_counts(codes, 2, 5)  # row 0 is forced from round 3 on
     (array([3., 2.]), array([3., 0.]))
     """
     codes = np.asarray(codes)
@@ -457,7 +459,8 @@ def train_ipp_admm(
         raise ValueError("redraw applies to the corrected variant only (the paper variant runs Alg. 2's SVT)")
     ledger = budget.ledger(N)
     config: dict[str, Any] = {"iterations": T, "cap": cap, "agents": N, "beta": beta, "clip": clip,
-                              "alpha": alpha, "deadline": deadline, "redraw": redraw, "budget": budget.to_dict(), "graph": graph.to_dict(), "loss": loss.name}
+                              "alpha": alpha, "deadline": deadline, "redraw": redraw, "budget": budget.to_dict(),
+                              "graph": graph.to_dict(), "loss": loss.name}
     perturb = None
     claim = None
     if paper:
