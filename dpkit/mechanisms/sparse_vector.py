@@ -120,7 +120,7 @@ def _restarted_runs(
             run_queries += active
             above_count += above
             ended = above & (above_count % gate.cutoff == 0) & (above_count < restarts * gate.cutoff)
-            threshold = np.where(ended, gate.threshold + gate.threshold_noise_draw(generator, rows), threshold)
+            threshold[ended] = gate.threshold + gate.threshold_noise_draw(generator, int(ended.sum()))
             run_queries[ended] = 0
     return codes
 

@@ -288,14 +288,16 @@ def calibrate_multiplier(budget: Budget, cap: int, svt_share: float = SVT_SHARE,
                            lower=releases_alone, upper=releases_alone / (1.0 - svt_share))
 
 
-def due(made: int, cap: int, rounds_left: int) -> bool:
+def due(made: Any, cap: int, rounds_left: Any) -> Any:
     """The deadline: an agent that has made ``made`` of its ``cap`` releases, with ``rounds_left``
     rounds to go (this one included), must broadcast now to make them all (a rule on public counts).
+    Elementwise on arrays (:func:`deadline_counts`).
 
-    >>> due(3, 5, 2), due(3, 5, 3), due(5, 5, 1)
+    >>> bool(due(3, 5, 2)), bool(due(3, 5, 3)), bool(due(5, 5, 1))
     (True, False, False)
     """
-    return 0 < cap - made >= rounds_left
+    left = cap - made
+    return (left > 0) & (left >= rounds_left)
 
 
 def gate_counts(rounds: Sequence[Sequence[int]], agents: int, cap: int,
@@ -334,8 +336,8 @@ def deadline_counts(codes: np.ndarray, cap: int, rounds: int) -> tuple[np.ndarra
     (array([3., 2.]), array([3., 0.]))
     """
     codes = np.asarray(codes)
-    left = cap - (np.cumsum(codes == 1, axis=1) - (codes == 1))  # releases left before each round
-    due_now = (left > 0) & (left >= rounds - np.arange(codes.shape[1])[None, :])  # due(), vectorised
+    made = np.cumsum(codes == 1, axis=1) - (codes == 1)  # releases before each round
+    due_now = due(made, cap, rounds - np.arange(codes.shape[1])[None, :])
     cut = np.where(due_now.any(axis=1), due_now.argmax(axis=1), rounds)
     before = np.arange(codes.shape[1])[None, :] < cut[:, None]
     return np.sum((codes >= 0) & before, axis=1).astype(float), np.sum((codes == 0) & before, axis=1).astype(float)
