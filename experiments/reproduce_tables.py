@@ -11,6 +11,7 @@ that section of every page from the JSON without rerunning the papers' Adult exp
 
     python experiments/reproduce_tables.py [--scaling private public] [--seeds 0 1 2] [--out FILE]
     python experiments/reproduce_tables.py --merge private.json public.json
+    python experiments/reproduce_tables.py --algorithms admm-pvp   # re-run one algorithm, replace its rows
     python experiments/reproduce_tables.py --render
 """
 
@@ -29,18 +30,35 @@ TABLES = ("fair", "psid7682", "doctorvisits", "healthinsurance", "randhie", "def
 EPSILONS = (1.0, 3.0)
 
 
-def run(scalings: list[str], seeds: list[int]) -> dict:
-    """``{"seeds": seeds, scaling: [run_table report per table]}`` for every private algorithm."""
+def run(scalings: list[str], seeds: list[int], names: list[str] | None = None) -> dict:
+    """``{"seeds": seeds, scaling: [run_table report per table]}`` for ``names`` (None: every private algorithm)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from training import run_table, table_json  # benchmarks/training.py
 
     from dpkit.algorithms.registry import ALGORITHMS
 
-    names = [name for name, spec in ALGORITHMS.items() if spec.private]
+    names = names or [name for name, spec in ALGORITHMS.items() if spec.private]
     out: dict = {"seeds": seeds}
     for scaling in scalings:
         out[scaling] = [table_json(run_table(table, list(EPSILONS), seeds, names, scaling)) for table in TABLES]
     return out
+
+
+def replace_rows(results: dict, fresh: dict) -> dict:
+    """``results`` with the rows and targets of ``fresh``'s algorithms replaced by ``fresh``'s (the runs
+    of ``--algorithms``); the seeds, tables, majority class and logistic regression must be the same."""
+    if fresh["seeds"] != results["seeds"]:
+        raise ValueError(f"--algorithms: the seeds ({fresh['seeds']}) differ from the file's ({results['seeds']})")
+    merged = json.loads(json.dumps(results))
+    for scaling in (key for key in fresh if key != "seeds"):
+        old = {table["table"]: table for table in merged[scaling]}
+        for table in fresh[scaling]:
+            kept = old[table["table"]]
+            if (kept["majority"], kept["logistic"]) != (table["majority"], table["logistic"]):
+                raise ValueError(f"--algorithms: {table['table']} ({scaling}) has another split or baseline than the file")
+            kept["rows"].update(table["rows"])
+            kept["targets"].update(table["targets"])
+    return merged
 
 
 def render() -> None:
@@ -66,6 +84,8 @@ def main() -> None:
     parser.add_argument("--merge", nargs=2, metavar=("PRIVATE", "PUBLIC"),
                         help="join the files of a --scaling private and a --scaling public run into --out")
     parser.add_argument("--render", action="store_true", help="re-render the pages' sections from --out")
+    parser.add_argument("--algorithms", nargs="+", metavar="NAME",
+                        help="re-run these algorithms only and replace their rows in --out")
     args = parser.parse_args()
     out = pathlib.Path(args.out)
     if args.render:
@@ -76,6 +96,9 @@ def main() -> None:
         if first["seeds"] != second["seeds"]:
             raise ValueError(f"--merge: the files ran different seeds ({first['seeds']} and {second['seeds']})")
         results = {"seeds": first["seeds"], "private": first["private"], "public": second["public"]}
+    elif args.algorithms:
+        results = replace_rows(json.loads(out.read_text(encoding="utf-8")),
+                               run(args.scaling, args.seeds, args.algorithms))
     else:
         results = run(args.scaling, args.seeds)
     write_atomically(out, json.dumps(results, indent=1) + "\n")
