@@ -34,12 +34,13 @@ calibrated on the whole planned run of one agent — the SVT event at ε_SVT = :
 (ε₁ : ε₂ = 1 : (2c)^{2/3}, Lyu et al. §4.2; at most T queries) composed with c Gaussian releases —
 by the tightest accountant, which takes the smaller of the PLD (SVT as pure ε₁ + ε₂) and the RDP
 bound (SVT by Zhu & Wang 2020, :mod:`dpkit.accounting.rdp_sparse_vector`). At the defaults
-(c = 5, T = 10) the PLD wins: the RDP bound pays log C(T, c) for the output range, and a Gaussian
-SVT (RDP only) needs a larger z for the same ε (docs/algorithms/pp-admm.md, measured).
+(c = 15, T = 30; Adult, ε = 1: 1.0 against 1.09 at the calibrated z) and at c = 5, T = 10 the PLD
+wins: the RDP bound pays log C(T, c) for the output range, and a Gaussian SVT (RDP only) needs a
+larger z for the same ε (docs/algorithms/pp-admm.md, measured).
 
 Why the gate cannot select. The quality's sensitivity Δ_q is dominated by Δ_i
-(≈ 0.057 on Adult at the defaults and ε = 1), so the gate's noise (scales Δ_q/ε₁ and 2cΔ_q/ε₂: 16 and
-35 at ε = 1 with the 2 % share) is far above any quality value (q is at most the agent's mean loss at its
+(≈ 0.034 on Adult at the defaults and ε = 1), so the gate's noise (scales Δ_q/ε₁ and 2cΔ_q/ε₂: 18 and
+57 at ε = 1 with the 2 % share) is far above any quality value (q is at most the agent's mean loss at its
 last published value, log 2 ≈ 0.69 at θ = 0): no threshold can tell good rounds from bad, and
 α = 1e-3 skips broadcasts at random (measured below). The gate gets a small share (:data:`SVT_SHARE` = 2 %),
 so ≥ 98 % of ε goes to the releases; its default threshold is nevertheless the paper's α = 1e-3
@@ -56,33 +57,40 @@ t ≥ ⌊T/2⌋ instead weighted an agent's last release by how long its gate sk
 
 Why the deadline. The ledger charges each agent c releases whatever the gate answers (the number
 of ⊤ is data-dependent), and the paper's gate, skipping about half its chances at random, left an
-agent with fewer than c broadcasts in most runs (Adult, ε = 1: 19.8 of the 25 paid for, on average)
-and sometimes with none: noise paid for and not used. With the deadline every agent makes exactly
-c releases, so the broadcasts saved against PP-ADMM run for T rounds are N(T − c) whatever the
-gate answers; the gate chooses when an agent broadcasts, not how often. Measured on the validation
-splits (75 % of each seed's training rows fit, 25 % score; ε = 1, seeds 0–23, private ranges),
-deadline and release tail mean against the gate as written with the round tail mean: Fair +0.65 ± 0.25,
-PSID7682 +0.64 ± 0.50, NMES1988 +0.53 ± 0.29 and Workinghours +1.05 ± 0.37 points (paired, ± s.e.);
-against PP-ADMM at equal ε −0.36, −1.33, −0.07 and −0.57 points (before: −1.01, −1.97, −0.60 and −1.61).
+agent with fewer than c broadcasts in most runs (Adult, ε = 1, at the former c = 5, T = 10: 19.8 of
+the 25 paid for, on average) and sometimes with none: noise paid for and not used. With the
+deadline every agent makes exactly c releases, so the broadcasts saved against PP-ADMM run for T
+rounds are N(T − c) whatever the gate answers; the gate chooses when an agent broadcasts, not how
+often. Measured at the former c = 5, T = 10 on the validation splits (75 % of each seed's training
+rows fit, 25 % score; ε = 1, seeds 0–23, private ranges), deadline and release tail mean against
+the gate as written with the round tail mean: Fair +0.65 ± 0.25, PSID7682 +0.64 ± 0.50, NMES1988
++0.53 ± 0.29 and Workinghours +1.05 ± 0.37 points (paired, ± s.e.); against PP-ADMM at equal ε
+−0.36, −1.33, −0.07 and −0.57 points (before: −1.01, −1.97, −0.60 and −1.61). At the defaults
+(c = 15, T = 30): +0.08, −0.57, −0.51 and −1.04 points against PP-ADMM.
 
-The threshold drawn once or afresh (``redraw``, corrected variant only; off by default). One run's
-skip share varies around its expectation because each agent's threshold noise is drawn once (Lyu
-et al., Alg. 1): ``dpkit train --algorithm ipp-admm --epsilon 1`` (Adult, seed 0) skips 6 of 31
-chances (0.194); over seeds 0–79 the share has mean 0.490 and sd 0.116, and 2 of 80 runs fall below
-0.2. Each run reports the share its gates give on average (``gate_expected_skip_share``,
-:func:`expected_skip_share`: 0.48–0.52 there), beside the share it realised. ``redraw=True`` runs c
-SVTs with cut-off 1 back to back at ε_SVT/c each (Dwork & Roth 2014, Alg. 2: the threshold drawn
-afresh after every ⊤; the same pure ε₁ + ε₂ in total, a multiplier z
-0.2 % smaller). On Adult it steadies the share (seeds 0–79: mean 0.606, sd 0.099, none outside
-20–90 %; test accuracy 0.8195 against 0.8191; validation, seeds 0–3: 0.8201 against 0.8185), but it
-skips more, and on two-agent tables skipping costs accuracy: on the four smaller published tables
-(validation splits, ε = 1, seeds 0–23, paired ± s.e.) it changed accuracy by −0.13 ± 0.23 (Fair),
-−0.38 ± 0.87 (PSID7682), −0.68 ± 0.39 (NMES1988) and −0.74 ± 0.57 (Workinghours) points, with 9 of
-96 runs outside 20–90 % against 7, and ipp-admm on Workinghours (test split, seeds 0–9) fell from
-52 % to 46 % of the margin. The gate being blind, an admitting gate equals PP-ADMM there (0.7107,
-0.7035, 0.8320, 0.7418 against 0.7120, 0.7034, 0.8311, 0.7422) and every skipped chance costs: the
-paper's gate trails by 0.17–1.35 points, the redrawn one by 0.37–1.73. So the default keeps Lyu's
-single threshold.
+One run's skip share varies around its expectation: each agent's threshold noise is drawn once
+(Lyu et al., Alg. 1), and a run has few chances. At the former c = 5, T = 10 (about 31 queries on
+Adult), ``dpkit train --algorithm ipp-admm --epsilon 1`` (seed 0) skipped 6 of 31 chances (0.194),
+and over seeds 0–79 the share had mean 0.490 and sd 0.116, with 2 runs below 0.2. At the defaults
+(c = 15, T = 30, about 110 queries) seed 0 skips 36 of 111 (0.324); over seeds 0–79 the share has
+mean 0.497 and sd 0.078 (lowest 0.306, highest 0.676), none outside 20–90 %. Each run reports the
+share its gates give on average (``gate_expected_skip_share``, :func:`expected_skip_share`:
+0.49–0.51 there), beside the share it realised.
+
+The threshold drawn once or afresh (``redraw``, corrected variant only; off by default).
+``redraw=True`` runs c SVTs with cut-off 1 back to back at ε_SVT/c each (Dwork & Roth 2014, Alg. 2:
+the threshold drawn afresh after every ⊤; the same pure ε₁ + ε₂ in total, a multiplier z 0.2 %
+smaller at c = 5). Measured at the former c = 5, T = 10, it steadied the share on Adult (seeds
+0–79: mean 0.606, sd 0.099, none outside 20–90 %; test accuracy 0.8195 against 0.8191; validation,
+seeds 0–3: 0.8201 against 0.8185), but it skipped more, and on two-agent tables skipping costs
+accuracy: on the four smaller published tables (validation splits, ε = 1, seeds 0–23, paired ± s.e.)
+it changed accuracy by −0.13 ± 0.23 (Fair), −0.38 ± 0.87 (PSID7682), −0.68 ± 0.39 (NMES1988) and
+−0.74 ± 0.57 (Workinghours) points, and ipp-admm on Workinghours (test split, seeds 0–9) fell from
+52 % to 46 % of the margin. At the defaults (c = 15, T = 30) it still costs there: −0.23 ± 0.29,
+−1.01 ± 0.68, −0.27 ± 0.50 and −1.48 ± 0.65 points (share 0.66, sd 0.10). The gate being blind, an
+admitting gate equals PP-ADMM there (0.7107, 0.7035, 0.8320, 0.7418 against 0.7120, 0.7034, 0.8311,
+0.7422, at c = 5) and every skipped chance costs. So the default keeps Lyu's single threshold, and a run's share is steadied by its
+number of chances instead (c and T below).
 
 ``"paper"``: the paper's pipeline (:func:`~dpkit.algorithms.pp_admm.pp_admm.paper_parameters` with c
 releases and an SVT share of ρ_total — the paper gives none, :data:`PAPER_IPP` records ours), Alg. 2's
@@ -93,33 +101,45 @@ and b_i2 at 2β/μ_i. ``paper_claim`` is Theorem 4.1: ρ' = (ε₁+ε₂)²/2 + 
 
 Defaults of the corrected variant (data-independent)
 ----------------------------------------------------
-* ``cap`` c = :data:`~dpkit.algorithms.pp_admm.pp_admm.ROUNDS` releases and ``iterations`` T = 2c (the
-  paper's c/T = 15/30): the same number of releases as PP-ADMM's default, twice the rounds;
+* ``cap`` c = :data:`CAP` = 15 releases and ``iterations`` T = 2c = 30: the paper's setting (§5).
+  Against the former c = 5, T = 10 (PP-ADMM's five releases), at ε = 1: validation accuracy
+  +0.31 ± 0.22 points on Adult (seeds 0–15) and +0.43 ± 0.25 (Fair), +0.77 ± 0.72 (PSID7682),
+  −0.43 ± 0.39 (NMES1988) and −0.46 ± 0.53 (Workinghours) on the four smaller published tables
+  (seeds 0–23; paired ± s.e.); Adult test accuracy over seeds 0–79 0.8199 against 0.8191. More
+  releases cost more noise each (z grows as √c), but ``default_eta`` keeps the release noise at
+  σ₀ and the tail mean averages more of them. A run's skip share then pools about three times as
+  many chances, so it stays near its expectation (above: sd 0.078 against 0.116 on Adult; in the
+  96 validation runs on two- and three-agent tables, 1 outside 20–90 % against 7). It costs 20
+  more rounds (2.1 s against 0.7 s for a default Adult run). On the test splits of the published
+  tables (private ranges, ε = 1) Workinghours went from 36 % to 83 % of the margin (seeds 0–2) and
+  from 52 % to 75 % (seeds 0–9);
 * ``clip`` C_loss = 2 (the paper's, Fig. 3) and ``alpha`` α = :data:`ALPHA` = 1e-3, the paper's
   threshold (Fig. 4), on the quality score's own scale and data-independent. The gate is then
   selective in the paper's sense (it skips chances: measured below) but, its noise being far
   above any quality value, it skips at random, and IPP-ADMM trails PP-ADMM at equal ε. The
-  measured frontier (``benchmarks/ipp_gate.py --deadline on off``, Adult, ε = 1, seeds 0–3,
-  validation rows held out of the training rows; skip share = ⊥ answers / queries; broadcasts
-  saved of N·T = 50; PP-ADMM at equal ε 0.8233):
+  measured frontier (``benchmarks/ipp_gate.py --seeds 0 1 2 3 --alphas -1000 -150 -75 default 90 300
+  --deadline on off``, Adult, ε = 1, validation rows held out of the training rows; skip share = ⊥
+  answers / queries; broadcasts saved of N·T = 150; PP-ADMM at equal ε 0.8233):
 
   ===========================  ===========  ==========  ========  ===========  ==========  ========
   threshold α                  val. acc.    skip share  saved     val. acc.    skip share  saved
                                (deadline)   (deadline)  (deadl.)  (Alg. 2)     (Alg. 2)    (Alg. 2)
   ===========================  ===========  ==========  ========  ===========  ==========  ========
-  −395 (admits all)            0.8208       0.000       25        0.8208       0.000       25
-  −50                          0.8225       0.116       25        0.8225       0.116       25
-  −25                          0.8206       0.194       25        0.8206       0.208       25.8
-  1e-3 (the paper's, default)  0.8185       0.511       25        0.8155       0.521       30.2
-  30                           0.8181       0.711       25        0.8075       0.690       35.8
-  100                          0.8211       0.953       25        0.7687       0.945       47.2
+  −1000 (admits all)           0.8246       0.000       75        0.8246       0.000       75
+  −150                         0.8250       0.035       75        0.8250       0.035       75
+  −75                          0.8241       0.130       75        0.8241       0.130       75
+  1e-3 (the paper's, default)  0.8209       0.443       75        0.8162       0.470       84.0
+  90                           0.8219       0.854       75        0.7280       0.892       133.8
+  300                          0.8250       0.997       75        0.3715       0.998       149.8
   ===========================  ===========  ==========  ========  ===========  ==========  ========
 
   No threshold both skips 20–90 % of the chances and matches PP-ADMM (the default trails it by
-  0.5 points), so the default is the paper's gate, with the deadline; ``alpha=-400``, below
-  −:data:`ADMIT`·(b₁ + b₂) ≈ −206 (Adult, ε = 1), admits every query: PP-ADMM with c broadcasts. The
-  default gate's expected skip share is in 20–90 % for any data (tests/algorithms/test_ipp_gate.py);
-  one run varies around it (each agent's threshold noise is drawn once).
+  0.24 points, α = 90 by 0.14; at the former c = 5, T = 10 the default trailed by 0.48), so the
+  default is the paper's gate, with the deadline; ``alpha=-1000``, below −:data:`ADMIT`·(b₁ + b₂)
+  ≈ −300 (Adult, ε = 1), admits every query: PP-ADMM with c broadcasts over 2c rounds. The
+  default gate's expected skip share is in 20–90 % for any data, and simulated default Adult runs
+  at the extreme constant scores fall outside it with probability below 0.5 %
+  (tests/algorithms/test_ipp_gate.py).
 * ``deadline`` on (the corrected variant; off in the paper variant), above.
 * η, λ̂, β as in PP-ADMM; ``svt_share`` = :data:`SVT_SHARE`.
 
@@ -158,7 +178,6 @@ from dpkit.algorithms.pp_admm.pp_admm import (
     MODEL_NOTES,
     NOISE_STD,
     PAPER_SETTING,
-    ROUNDS,
     _check_common,
     calibrate_multiplier as release_multiplier,
     default_beta,
@@ -175,23 +194,39 @@ from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.sparse_vector import GatedRelease, GatedReleaseRun, SparseVector, svt_budget_split
 
 __all__ = [
-    "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "EXPECTED_RUNS", "quality_scores", "quality_sensitivity",
+    "CAP", "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "EXPECTED_RUNS", "default_cap", "quality_scores",
+    "quality_sensitivity",
     "gate_mechanisms", "paper_gate", "due", "gate_counts", "deadline_counts", "expected_skip_share", "skip_share",
     "calibrate_multiplier", "publish_gated", "train_ipp_admm", "SPEC",
 ]
 
+CAP = 15
+"""Default cap c of both variants, with T = 2c rounds in the corrected one: the paper's setting
+(Ding et al. 2020, §5: c = 15 of T = 30; module docstring)."""
 SVT_SHARE = 0.02
 """Corrected variant: fraction of ε given to the SVT (ε₁ + ε₂ = SVT_SHARE·ε)."""
 ADMIT = 4.0
 """The admitting threshold of ``gate_mechanisms(alpha=None)``, in noise units: α_i = −ADMIT·(b₁ + b₂) for agent i's
 threshold and query Laplace scales b₁, b₂, so a query with q ≥ 0 is answered ⊥ with probability
 ≤ P(ν < −ADMIT·b₂) + P(ρ > ADMIT·b₁) = e^{−ADMIT} (< 2 %)."""
-PAPER_IPP = {"cap": 15, "clip": 2.0, "alpha": 1e-3, "svt_fraction": 0.1}
+PAPER_IPP = {"cap": CAP, "clip": 2.0, "alpha": 1e-3, "svt_fraction": 0.1}
 """Paper variant: c, C_loss, α (Ding et al. 2020, §5) and the SVT's share of ρ_total (not given by the paper)."""
 CLIP = 2.0
 """Default loss clip C_loss (Ding et al. 2020, Fig. 3)."""
 ALPHA = 1e-3
 """Default SVT threshold α (Ding et al. 2020, Fig. 4)."""
+
+
+def default_cap(iterations: int | None) -> int:
+    """c when none is given: :data:`CAP`, or ⌊T/2⌋ if fewer than 2·CAP rounds T are asked for (the
+    paper's c/T = 15/30), at least 1.
+
+    >>> default_cap(None), default_cap(100), default_cap(10), default_cap(3)
+    (15, 15, 5, 1)
+    """
+    if iterations is None:
+        return CAP
+    return max(1, min(CAP, check_integer("iterations", iterations, minimum=1) // 2))
 
 
 def quality_scores(parts: Sequence[Dataset], previous: np.ndarray, candidates: np.ndarray, clip: float,
@@ -423,7 +458,8 @@ def train_ipp_admm(
     budget, variant, iterations, eta, lam, beta, noise_std, average
         As in :func:`~dpkit.algorithms.pp_admm.pp_admm.train_pp_admm` (T defaults to 2c corrected, 30 paper).
     cap
-        c, the most broadcasts per agent (< T; None: ROUNDS corrected, 15 paper).
+        c, the most broadcasts per agent (< T; None: :func:`default_cap`, :data:`CAP` = 15, the paper's,
+        or ⌊T/2⌋ for fewer than 30 ``iterations``).
     clip, alpha
         C_loss and the SVT threshold α on the quality score's own scale (None: the paper's
         :data:`ALPHA` = 1e-3, both variants; ``benchmarks/ipp_gate.py`` measures other values).
@@ -442,9 +478,10 @@ def train_ipp_admm(
     gen = check_rng(rng)
     loss = Logistic()
     N, d = len(parts), parts[0].d
-    cap = check_integer("cap", cap if cap is not None else (PAPER_IPP["cap"] if paper else ROUNDS), minimum=1)
-    T = check_integer("iterations", iterations if iterations is not None else
-                      (PAPER_SETTING["iterations"] if paper else 2 * cap), minimum=1)
+    if iterations is not None:
+        iterations = check_integer("iterations", iterations, minimum=1)
+    cap = check_integer("cap", cap if cap is not None else default_cap(iterations), minimum=1)
+    T = iterations if iterations is not None else (PAPER_SETTING["iterations"] if paper else 2 * cap)
     if cap >= T:
         raise ValueError(f"cap must be < iterations={T} (Ding et al. 2020, Thm 4.1), got cap={cap}")
     beta = check_positive("beta", beta if beta is not None else
