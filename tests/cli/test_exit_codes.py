@@ -155,10 +155,17 @@ def test_ctrl_c_during_start_up_imports_prints_one_line_and_exits_130(module, ar
     assert done.stderr.count("\n") == 1 and "interrupted" in done.stderr and done.stdout == ""
 
 
+def _default_sigint() -> None:
+    # A shell running the suite as a background job ignores SIGINT, and a child inherits an ignored signal
+    # (then Python installs no handler and the Ctrl-C is lost); a terminal's dpkit has the default action.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_while_computing_prints_one_line_and_exits_130():
     child = subprocess.Popen([sys.executable, "-m", "dpkit.cli.main", "audit", "--mechanism", "laplace",
                               "--claimed-epsilon", "1", "--samples", "100000000", "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
+                             preexec_fn=_default_sigint)
     time.sleep(3.0)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=120)
