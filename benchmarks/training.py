@@ -149,6 +149,10 @@ def verdicts(row: dict, seeds: int) -> list[tuple[str, bool]]:
 TABLE_FLOOR_POINTS = 0.01
 TABLE_MARGIN_SHARE = 0.5
 TABLE_MARGIN_MIN = 0.05
+ROUNDING_GUARD = 1e-9
+"""Slack for the float rounding of mean accuracies in the targets' comparisons: accuracies are multiples
+of 1/(seeds · test rows), at least 1e-6 apart here, so the guard cannot turn a real miss into a pass; it
+keeps an exact 50 % of the margin (e.g. 0.49999999999999883 in floats) from reading as a miss."""
 
 
 def run_table(table: str, epsilons: list[float], seeds: list[int], names: list[str], scaling: str = "public") -> dict:
@@ -197,12 +201,13 @@ def table_targets(report: dict, runs: dict) -> dict:
     than 1 point below the majority class (target (a)), and, where the non-private margin is ≥ 5 points,
     the share of it recovered at ε = 1 and whether that misses 50 % (target (b); None otherwise)."""
     majority, margin = report["majority"], report["logistic"] - report["majority"]
-    below = [e for e, run in runs.items() if e >= 1.0 and float(np.mean(run["accuracy"])) < majority - TABLE_FLOOR_POINTS]
+    below = [e for e, run in runs.items()
+             if e >= 1.0 and float(np.mean(run["accuracy"])) < majority - TABLE_FLOOR_POINTS - ROUNDING_GUARD]
     recovered = None
     if margin >= TABLE_MARGIN_MIN and 1.0 in runs:
         recovered = (float(np.mean(runs[1.0]["accuracy"])) - majority) / margin
     return {"floor_misses": below, "recovered": recovered,
-            "margin_miss": recovered is not None and recovered < TABLE_MARGIN_SHARE}
+            "margin_miss": recovered is not None and recovered < TABLE_MARGIN_SHARE - ROUNDING_GUARD}
 
 
 def table_json(report: dict) -> dict:

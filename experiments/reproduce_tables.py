@@ -12,6 +12,7 @@ that section of every page from the JSON without rerunning the papers' Adult exp
     python experiments/reproduce_tables.py [--scaling private public] [--seeds 0 1 2] [--out FILE]
     python experiments/reproduce_tables.py --merge private.json public.json
     python experiments/reproduce_tables.py --algorithms admm-pvp   # re-run one algorithm, replace its rows
+    python experiments/reproduce_tables.py --retarget   # recompute the targets from the stored rows
     python experiments/reproduce_tables.py --render
 """
 
@@ -61,6 +62,20 @@ def replace_rows(results: dict, fresh: dict) -> dict:
     return merged
 
 
+def retarget(results: dict) -> dict:
+    """``results`` with every table's targets recomputed from its stored rows by ``table_targets`` (after a
+    change of the targets' rules; no run is repeated)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from training import table_targets  # benchmarks/training.py
+
+    fresh = json.loads(json.dumps(results))
+    for scaling in (key for key in fresh if key != "seeds"):
+        for table in fresh[scaling]:
+            table["targets"] = {name: table_targets(table, {float(e): run for e, run in runs.items()})
+                                for name, runs in table["rows"].items()}
+    return fresh
+
+
 def render() -> None:
     """Replace the section "Beyond Adult" of every reproduction page by the one rendered from the JSON."""
     for page, algorithms in PAGE_ALGORITHMS.items():
@@ -86,6 +101,8 @@ def main() -> None:
     parser.add_argument("--render", action="store_true", help="re-render the pages' sections from --out")
     parser.add_argument("--algorithms", nargs="+", metavar="NAME",
                         help="re-run these algorithms only and replace their rows in --out")
+    parser.add_argument("--retarget", action="store_true",
+                        help="recompute the targets of --out from its stored rows (no runs)")
     args = parser.parse_args()
     out = pathlib.Path(args.out)
     if args.render:
@@ -96,6 +113,8 @@ def main() -> None:
         if first["seeds"] != second["seeds"]:
             raise ValueError(f"--merge: the files ran different seeds ({first['seeds']} and {second['seeds']})")
         results = {"seeds": first["seeds"], "private": first["private"], "public": second["public"]}
+    elif args.retarget:
+        results = retarget(json.loads(out.read_text(encoding="utf-8")))
     elif args.algorithms:
         results = replace_rows(json.loads(out.read_text(encoding="utf-8")),
                                run(args.scaling, args.seeds, args.algorithms))
