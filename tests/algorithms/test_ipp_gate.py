@@ -12,7 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from dpkit.accounting.tightest import TightestAccountant
 from dpkit.algorithms.pp_admm.ipp_admm import (
-    CAP, CLIP, EXPECTED_RUNS, _run_event, calibrate_multiplier, deadline_counts, due, gate_counts,
+    CAP, CLIP, EXPECTED_RUNS, _run_event, calibrate_multiplier, deadline_counts, due, gate_counts, simulated_counts,
 )
 from dpkit.algorithms.pp_admm.pp_admm import calibrate_multiplier as release_multiplier
 from dpkit.algorithms.substrate.budget import Budget
@@ -122,12 +122,8 @@ OUTSIDE_LIMIT = 0.005
 def _outside_share(gates: list[GatedRelease], rounds: int, score: float, seed: int) -> tuple[int, int]:
     """(runs whose pooled skip share Σ⊥/Σqueries over the agents lies outside 20–90 %, runs) in
     RUN_SAMPLES simulated whole runs of ``gates`` with the deadline, every query scoring ``score``."""
-    rng = np.random.default_rng(seed)
-    queries, skips = np.zeros(RUN_SAMPLES), np.zeros(RUN_SAMPLES)
-    for mechanism in gates:
-        q, k = deadline_counts(mechanism.answers(np.full(rounds, score), size=RUN_SAMPLES, rng=rng),
-                               mechanism.cutoff, rounds)
-        queries, skips = queries + q, skips + k
+    queries, skips = simulated_counts(gates, rounds, score, deadline=True, runs=RUN_SAMPLES,
+                                      rng=np.random.default_rng(seed))
     share = skips / queries
     return int(np.sum((share < 0.2) | (share > 0.9))), RUN_SAMPLES
 

@@ -89,8 +89,8 @@ it changed accuracy by −0.13 ± 0.23 (Fair), −0.38 ± 0.87 (PSID7682), −0.
 52 % to 46 % of the margin. At the defaults (c = 15, T = 30) it still costs there: −0.23 ± 0.29,
 −1.01 ± 0.68, −0.27 ± 0.50 and −1.48 ± 0.65 points (share 0.66, sd 0.10). The gate being blind, an
 admitting gate equals PP-ADMM there (0.7107, 0.7035, 0.8320, 0.7418 against 0.7120, 0.7034, 0.8311,
-0.7422, at c = 5) and every skipped chance costs. So the default keeps Lyu's single threshold, and a run's share is steadied by its
-number of chances instead (c and T below).
+0.7422, at c = 5) and every skipped chance costs. So the default keeps Lyu's single threshold, and a
+run's share is steadied by its number of chances instead (c and T below).
 
 ``"paper"``: the paper's pipeline (:func:`~dpkit.algorithms.pp_admm.pp_admm.paper_parameters` with c
 releases and an SVT share of ρ_total — the paper gives none, :data:`PAPER_IPP` records ours), Alg. 2's
@@ -197,7 +197,8 @@ from dpkit.mechanisms.sparse_vector import GatedRelease, GatedReleaseRun, Sparse
 __all__ = [
     "CAP", "SVT_SHARE", "ADMIT", "PAPER_IPP", "CLIP", "ALPHA", "EXPECTED_RUNS", "default_cap", "quality_scores",
     "quality_sensitivity",
-    "gate_mechanisms", "paper_gate", "due", "gate_counts", "deadline_counts", "expected_skip_share", "skip_share",
+    "gate_mechanisms", "paper_gate", "due", "gate_counts", "deadline_counts", "simulated_counts", "expected_skip_share",
+    "skip_share",
     "calibrate_multiplier", "publish_gated", "train_ipp_admm", "SPEC",
 ]
 
@@ -383,13 +384,41 @@ EXPECTED_RUNS = 4000
 """Simulated runs per agent and score behind :func:`expected_skip_share`."""
 
 
+def simulated_counts(gates: Sequence[GatedRelease], rounds: int, score: float, *, deadline: bool, runs: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(queries, ⊥ answers) of ``runs`` simulated whole runs of ``gates``, summed over the agents, every
+    query scoring ``score``: the mechanism's own sampler
+    (:meth:`~dpkit.mechanisms.sparse_vector.GatedRelease.answers`), with the deadline if ``deadline``
+    (:func:`deadline_counts`). It reads the gates' public parameters only.
+
+    >>> from dpkit.mechanisms.gaussian import GaussianMechanism
+    >>> from dpkit.mechanisms.sparse_vector import GatedRelease, SparseVector
+    >>> gate = GatedRelease(SparseVector(1.0, 1.0, threshold=0.0, cutoff=2), GaussianMechanism(sigma=1.0))
+    >>> queries, skips = simulated_counts([gate, gate], 4, -1e3, deadline=False, runs=3, rng=np.random.default_rng(0))
+    >>> queries.tolist(), skips.tolist()
+    ([8.0, 8.0, 8.0], [8.0, 8.0, 8.0])
+    """
+    rounds = check_integer("rounds", rounds, minimum=1)
+    runs = check_integer("runs", runs, minimum=1)
+    stream = np.full(rounds, check_finite("score", score))
+    queries, skips = np.zeros(runs), np.zeros(runs)
+    for gate in gates:
+        codes = gate.answers(stream, size=runs, rng=rng)
+        if deadline:
+            q, k = deadline_counts(codes, gate.cutoff, rounds)
+        else:
+            q, k = np.sum(codes >= 0, axis=1), np.sum(codes == 0, axis=1)
+        queries, skips = queries + q, skips + k
+    return queries, skips
+
+
 def expected_skip_share(gates: Sequence[GatedRelease], rounds: int, scores: Sequence[float], *, deadline: bool,
                         runs: int = EXPECTED_RUNS, seed: int = 0) -> list[float]:
     """The skip share (Σ⊥/Σqueries over the agents) that runs of these gates give on average, for each
-    constant quality score in ``scores``: ``runs`` simulated runs per agent with the mechanism's own
-    sampler (:meth:`~dpkit.mechanisms.sparse_vector.GatedRelease.answers`, a generator seeded by ``seed``,
-    not the run's), with the deadline if ``deadline``. It reads the gates' public parameters only.
-    A Monte Carlo estimate (standard error ≈ 0.5/√(runs·agents·queries per run), below 0.005 at the defaults).
+    constant quality score in ``scores``: ``runs`` simulated runs (:func:`simulated_counts`, a generator
+    seeded by ``seed``, not the run's), with the deadline if ``deadline``. It reads the gates' public
+    parameters only. A Monte Carlo estimate (standard error ≈ 0.5/√(runs·agents·queries per run), below
+    0.005 at the defaults).
 
     >>> from dpkit.mechanisms.gaussian import GaussianMechanism
     >>> from dpkit.mechanisms.sparse_vector import GatedRelease, SparseVector
@@ -398,20 +427,12 @@ def expected_skip_share(gates: Sequence[GatedRelease], rounds: int, scores: Sequ
     >>> low, high
     (0.0, 1.0)
     """
-    rounds = check_integer("rounds", rounds, minimum=1)
-    runs = check_integer("runs", runs, minimum=1)
     generator = np.random.default_rng(seed)
     shares = []
     for score in scores:
-        queries = skips = 0.0
-        for gate in gates:
-            codes = gate.answers(np.full(rounds, check_finite("score", score)), size=runs, rng=generator)
-            if deadline:
-                q, k = deadline_counts(codes, gate.cutoff, rounds)
-            else:
-                q, k = np.sum(codes >= 0, axis=1), np.sum(codes == 0, axis=1)
-            queries, skips = queries + float(np.sum(q)), skips + float(np.sum(k))
-        shares.append(skips / queries if queries else 0.0)
+        queries, skips = simulated_counts(gates, rounds, score, deadline=deadline, runs=runs, rng=generator)
+        total = float(np.sum(queries))
+        shares.append(float(np.sum(skips)) / total if total else 0.0)
     return shares
 
 
