@@ -14,7 +14,7 @@ class, per floor.
 Usage::
 
     python benchmarks/tune_defaults.py [--tables psid7682 doctorvisits adult ...] [--floors 1000 1500 2000]
-        [--algorithms NAME ...] [--eps 1] [--seeds 0 1 2] [--option lam=0.01 ...] [--scaling private]
+        [--algorithms NAME ...] [--eps 1] [--seeds 0 1 2] [--option lam=0.01 ...] [--scaling private] [--per-seed]
 
 Results that set ``MIN_ROWS_PER_AGENT`` (see ``docs/algorithms.md``, "Defaults that travel") and
 PP-ADMM's ``NOISE_STD`` (``--algorithms pp-admm ipp-admm --floors 1500 --seeds 0 1 2 3
@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scaling", choices=("public", "private"), default="public",
                         help="the tables' column ranges: published, or estimated by each run from its fit rows "
                              "(charged to its eps, as dpkit train reads a file); Adult keeps its encoding")
+    parser.add_argument("--per-seed", action="store_true",
+                        help="also print each seed's validation accuracy (for paired comparisons of two options)")
     args = parser.parse_args(argv)
     options = {k: _value(v) for k, v in (item.split("=", 1) for item in args.option)}
     print(f"validation split: {FIT_SHARE:.0%} of each seed's training rows fit, the rest score; eps={args.eps:g}; "
@@ -99,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             for floor in args.floors:
                 acc, maj, agents = validate(name, data, floor, args.eps, args.seeds, options)
                 cells.append(f"F={floor}: {np.mean(acc):.4f}±{np.std(acc):.4f} ({agents} ag)")
+                if args.per_seed:
+                    cells.append("[" + " ".join(f"{a:.4f}" for a in acc) + "]")
             print(f"{table:<16}{name:<12} majority {np.mean(maj):.4f}  " + "  ".join(cells), flush=True)
     return 0
 

@@ -13,13 +13,14 @@ import math
 import numpy as np
 import pytest
 import scipy.optimize
+import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpkit.algorithms.dp_admm.admm_pvp import train_admm_pvp, pvp_sensitivity
 from dpkit.algorithms.substrate.budget import Budget
-from dpkit.algorithms.substrate.data import make_synthetic
-from dpkit.algorithms.dp_admm.dp_admm import default_iterations, train_dp_admm
+from dpkit.algorithms.substrate.data import Dataset, make_synthetic
+from dpkit.algorithms.dp_admm.dp_admm import FLAT_SPREAD, default_iterations, default_regularisation, train_dp_admm
 from dpkit.algorithms.dp_admm.steps import (
     linearised_step, step_sensitivity, step_size_eq29, step_size_eq34, theorem1_multiplier,
 )
@@ -139,7 +140,7 @@ def test_ledger_equals_the_draws(monkeypatch, run):
         assert recorded == drawn
         # true replace-one sensitivity of agent i: Lemma 1 (DP-ADMM) or 2c1/(mμ) + 2β/μ (PVP)
         mu = (res.config["rho"] if run == "admm-pvp" else 0.01) + 1.0 / 210
-        want = 2.0 / (part.n * (0.1 + 0.25 + 1 / 210)) if run == "dp-admm" else 2.0 / (part.n * mu) + 2e-6 / mu
+        want = 2.0 / (part.n * (0.1 + 0.25 + res.config["lam"])) if run == "dp-admm" else 2.0 / (part.n * mu) + 2e-6 / mu
         assert drawn[0][1] == pytest.approx(want, rel=1e-12)
 
 
@@ -160,6 +161,51 @@ def test_default_rounds_follow_the_budget():
     mu = (T - 0.5) / 2000
     assert gdp_mu_to_epsilon(mu - 0.0005, 1e-5) < 1.0 < gdp_mu_to_epsilon(mu + 0.0005, 1e-5)
     assert default_iterations(Budget(0.01, 1e-5)) == 100 and default_iterations(Budget(50.0, 1e-5)) == 600
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(50, 10**6), z=st.floats(1.0, 500.0), rho=st.floats(0.01, 1.0))
+def test_default_regularisation_caps_one_agents_stationary_spread(m, z, rho):
+    """One agent, a direction no row constrains: the round is w ← (1 − sλ)w̃, s = 1/(ρ + c3 + λ), plus
+    N(0, (z·2s/m)²), an AR(1) of stationary variance σ²/(1 − (1 − sλ)²). Where the default λ exceeds
+    1/N and stays below its cap c3, that variance is r²·2a/(2a + λ) ≤ r² (a = ρ + c3); elsewhere λ is
+    1/N or c3. The released noise z·Δ = 2z/(m(a + λ)) grows with z."""
+    lam = default_regularisation([m], noise_multiplier=z, rho=rho)
+    s = 1.0 / (rho + 0.25 + lam)
+    stationary = (z * 2.0 * s / m) ** 2 / (1.0 - (1.0 - s * lam) ** 2)
+    assert 1.0 / m <= lam <= 0.25
+    if 1.0 / m < lam < 0.25:
+        a = rho + 0.25
+        assert stationary == pytest.approx(FLAT_SPREAD ** 2 * 2 * a / (2 * a + lam), rel=1e-9)
+        assert stationary <= FLAT_SPREAD ** 2
+    elif lam == 1.0 / m:
+        assert default_regularisation([m], noise_multiplier=z, rho=rho, spread=math.inf) == 1.0 / m
+    more = default_regularisation([m], noise_multiplier=1.01 * z, rho=rho)
+    assert more >= lam and 1.01 * z / (rho + 0.25 + more) >= z / (rho + 0.25 + lam)
+
+
+def test_default_regularisation_holds_the_noise_along_an_unconstrained_column():
+    """One agent of 2,500 rows with 40 all-zero columns at ε = 1: along each, the returned tail mean is a
+    sum of the rounds' noise through the AR(1) above, so Σ w_j²/v ~ χ²_40 with v its variance at the
+    run's λ; the check fails with probability 2e-6. At λ = 1/N (the old default) v is 3.3× larger, and
+    the statistic sits near 130 (seeds 5–7: 126, 205, 125), beyond the upper bound (≈ 98)."""
+    q, base = 40, make_synthetic(2500, 3, rng=0)
+    data = Dataset(np.column_stack([base.X, np.zeros((base.n, q))]), base.y, "zeros",
+                   base.feature_names + tuple(f"zero{j}" for j in range(q)))
+    result = train_dp_admm([data], data, budget=Budget(1.0, 1e-5), rng=5)
+    cfg = result.config
+    T, lam, z = cfg["iterations"], cfg["lam"], cfg["noise_multiplier"]
+    assert lam == default_regularisation([2500], noise_multiplier=z, rho=cfg["rho"]) > 1 / 2500
+
+    def tail_variance(lam: float) -> float:
+        s = 1.0 / (cfg["rho"] + 0.25 + lam)
+        decay, start = 1.0 - s * lam, T // 2
+        weights = [sum(decay ** (t - j) for t in range(max(j, start), T)) / (T - start) for j in range(T)]
+        return (z * 2.0 * s / 2500) ** 2 * float(np.sum(np.square(weights)))
+
+    statistic = float(np.sum(result.model[3:] ** 2)) / tail_variance(lam)
+    assert scipy.stats.chi2.ppf(1e-6, q) <= statistic <= scipy.stats.chi2.ppf(1 - 1e-6, q)
+    assert tail_variance(1 / 2500) > 3 * tail_variance(lam)
 
 
 def test_outputs_are_post_processing_of_the_releases(monkeypatch):
@@ -228,6 +274,12 @@ def test_invalid_inputs():
         train_admm_pvp(parts, budget=1.0)
     with pytest.raises(ValueError, match="rho"):
         train_admm_pvp(parts, budget=b, rho=-1.0)
+    for bad, message in ((0.0, r"flat_spread must be in \(0, inf\]"), (float("nan"), "flat_spread must be a number")):
+        with pytest.raises(ValueError, match=message):
+            train_dp_admm(parts, budget=b, iterations=2, flat_spread=bad)
+    for conflict in ({"lam": 0.01, "flat_spread": 2.0}, {"variant": "paper", "flat_spread": 2.0}):
+        with pytest.raises(ValueError, match="flat_spread sets the corrected variant's default lam"):
+            train_dp_admm(parts, budget=b, iterations=2, **conflict)
 
 
 # ----------------------------------------------------------------------------- audit scenarios

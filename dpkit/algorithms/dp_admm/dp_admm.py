@@ -43,8 +43,22 @@ logistic loss's constants c1 = 1, c3 = 1/4 with ||x|| ≤ 1)
   as √n/N: fewer, larger agents are more accurate (the paper's Figs. 1 and 4 show it). 20 agents
   keep m_i = 2,000 on Adult's 40,000 training rows; the paper's 100 agents (m_i = 400) stay
   below 0.82 at ε = 3 within 600 rounds (docs/reproductions/004.md).
-* λ/n = 1/N (the regulariser weighs as much as one record); the paper's 1e-6 came from
-  non-private cross-validation.
+* λ/n = max(1/N, λ_noise), at most c3 (:func:`default_regularisation`): at least the weight of
+  one record, and enough to hold the noise in check along a direction no row constrains. There the
+  round is w ← (1 − sλ)w̃, s = 1/(ρ + c3 + λ), and the released w̃ adds the agents' mean noise, of
+  variance v = z²(2c1·s)²·Σ_i m_i⁻²/n² per coordinate: an AR(1) whose stationary variance
+  v/(sλ(2 − sλ)) ≈ v/(2sλ) grows without bound as λ → 0 (exact for one agent, whose dual stays 0;
+  the consensus of several agents is only approximately so). λ_noise = v/(2s·r²) with s at λ = 0
+  caps that spread at r = :data:`FLAT_SPREAD` = 2. At λ/n = 1/N one agent on a table of a few
+  thousand rows wandered to ‖w‖ ≈ 15 (non-private ERM: 8) and scored 1–4 points below the
+  majority class on test rows where its training rows had it level. Validation splits at ε = 1
+  (``benchmarks/tune_defaults.py --algorithms dp-admm --floors 1500 --scaling private --option
+  flat_spread=r --per-seed``, seeds 0–15), paired against 1/N (r = inf) on Fair, PSID7682,
+  NMES1988, Workinghours, Benefits: r = 2 +0.03, −0.11, +0.33, +0.11, +0.19 points; r = 4 +0.12 at
+  most; r = √2 −0.27, −0.44, +0.31, −0.18, +0.49; r = 1 −0.75, −0.86, +0.01, −0.84, +0.19. Adult
+  (seeds 0–3) +0.04 and +0.05 points at ε = 0.5 and 1. λ/n at ε = 1 is 1.3e-3–2.1e-3 on those
+  tables (1/N: 2e-4–4e-4) and 1.6e-4 on Adult (1/N = 2.5e-5); at ε = 3 it is within 1.2× of 1/N.
+  The paper's 1e-6 came from non-private cross-validation.
 * ρ = 0.1, the paper's penalty (no data involved).
 * step size η = 1/(c3 + c4·λ/n): the largest step the smoothness bound allows, i.e. eq. (34) in
   the limit of a large c_w (c_w bounds ||w*||; its a-priori bound c1/(λ/n) = N for the l2
@@ -105,6 +119,8 @@ MODEL_NOTES = {
 }
 """The result's note on how its model comes from the released iterates, per ``average``."""
 MIN_ROUNDS, MAX_ROUNDS, ROUNDS_PER_MU = 100, 600, 2000.0
+FLAT_SPREAD = 2.0
+"""r of :func:`default_regularisation`: the stationary sd of the noise along an unconstrained direction."""
 
 
 def default_iterations(budget: Budget) -> int:
@@ -116,6 +132,25 @@ def default_iterations(budget: Budget) -> int:
     """
     mu = 1.0 / calibrate_noise(lambda z: GaussianEvent(z), budget).parameter
     return int(min(MAX_ROUNDS, max(MIN_ROUNDS, math.ceil(ROUNDS_PER_MU * mu))))
+
+
+def default_regularisation(sizes: Sequence[float], noise_multiplier: float, rho: float, *, c1: float = 1.0,
+                           c3: float = 0.25, spread: float = FLAT_SPREAD) -> float:
+    """λ/n of the corrected variant: max(1/N, v/(2s·r²)), s = 1/(ρ + c3), v = z²(2c1·s)²·Σ_i m_i⁻²/n²
+    the per-coordinate variance of the agents' mean noise in one round (module docstring; r = ``spread``),
+    at most c3: beyond the loss's own curvature bound the regulariser would outweigh every record, and
+    below it the released noise z·Δ = 2c1·z/(m(ρ + c3 + λ)) still grows with z (so with a smaller budget).
+    Public quantities only: the agents' sizes m_i, z, ρ and the loss's constants.
+
+    >>> round(default_regularisation([2492], noise_multiplier=84.0, rho=0.1), 5)  # one agent, a small table
+    0.00162
+    >>> default_regularisation([2000] * 20, noise_multiplier=84.0, rho=0.1) > 1 / 40_000
+    True
+    """
+    sizes = np.asarray(sizes, dtype=float)
+    s = 1.0 / (rho + c3)
+    variance = noise_multiplier ** 2 * (2.0 * c1 * s) ** 2 * float(np.sum(sizes ** -2.0)) / sizes.size ** 2
+    return min(c3, max(1.0 / float(sizes.sum()), variance / (2.0 * s * spread ** 2)))
 
 
 def step_sizes(step: str, sizes: Sequence[float], iterations: int, *, noise_multiplier: float, delta: float,
@@ -156,7 +191,7 @@ def train_dp_admm(
     iterations: int | None = None, variant: str = "corrected", rng: np.random.Generator | int | None = None,
     progress: Callable[[int, int], None] | None = None, rho: float | None = None, lam: float | None = None,
     regulariser: str = "l2", step: str | None = None, c_w: float | None = None, record_every: int | None = None,
-    average: str | None = None,
+    average: str | None = None, flat_spread: float | None = None,
 ) -> TrainingResult:
     """Run DP-ADMM (Huang et al. 2019, Algorithm 3); see the module docstring.
 
@@ -188,6 +223,9 @@ def train_dp_admm(
         The returned models from the released iterates: ``"tail"`` each agent's mean over the rounds
         k ≥ ⌊T/2⌋ (and the model their mean), ``"last"`` its last one (and the aggregator's w^T)
         (None: ``"tail"`` corrected, ``"last"`` paper).
+    flat_spread
+        r of the corrected variant's default λ/n (:func:`default_regularisation`; None: :data:`FLAT_SPREAD`);
+        only when ``lam`` is None.
     """
     parts = check_star_run(parts, graph, budget, variant, SPEC.variants, "DP-ADMM")
     reg = make_regulariser(regulariser)
@@ -198,6 +236,11 @@ def train_dp_admm(
     if not 2.0 / (max(sizes) * rho) > 0.0:  # the bound 2c1/(m rho) on the step sensitivity underflows
         raise ValueError(f"rho={rho} is too large: the step sensitivity 2c1/(m(rho + 1/eta)) (Huang et al. 2019, "
                          f"Lemma 1) underflows to 0 for m={max(sizes)}; choose a smaller rho")
+    lam_default = lam is None and not paper
+    if flat_spread is not None and not lam_default:
+        raise ValueError("flat_spread sets the corrected variant's default lam; it cannot be combined with lam "
+                         "or variant='paper'")
+    flat_spread = check_positive("flat_spread", FLAT_SPREAD if flat_spread is None else flat_spread, allow_inf=True)
     lam = check_nonnegative("lam", (PAPER_SETTINGS["lam"] if paper else 1.0 / total) if lam is None else lam)
     step = (PAPER_SETTINGS["step"][regulariser] if paper else "constant") if step is None else step
     if step not in STEPS:
@@ -220,6 +263,8 @@ def train_dp_admm(
     else:
         z = calibrate_noise(lambda z: run_event(z, step_sensitivity(sizes[0], rho, etas_for(z)[0], loss.c1)), budget,
                             lower=1.0, upper=100.0).parameter
+        if lam_default:  # z does not depend on λ (the run is √T/z-GDP whatever the sensitivities)
+            lam = default_regularisation(sizes, z, rho, c1=loss.c1, c3=loss.c3, spread=flat_spread)
     etas = etas_for(z)
     gen = check_rng(rng)
     ledger = budget.ledger(n)
@@ -247,7 +292,8 @@ def train_dp_admm(
         "eta_first_last": [float(etas[0, 0]), float(etas[0, -1])],
         "sigma_first_last": [float(z * sens[0, 0]), float(z * sens[0, -1])], "average": returned.how,
         "defaults": ("Huang et al. 2019 Sec. VI (rho, lam, c_w tuned non-privately in the paper)" if paper else
-                     "rho = 0.1 (paper); lam = 1/N; eta = 1/(c3 + c4*lam); T = clip(ceil(2000*mu), 100, 600)"),
+                     "rho = 0.1 (paper); lam = max(1/N, v/(2 s r^2)), r = 2; eta = 1/(c3 + c4*lam); "
+                     "T = clip(ceil(2000*mu), 100, 600)"),
     }
     notes = (MODEL_NOTES[returned.how],)
     if paper:
@@ -261,5 +307,5 @@ def train_dp_admm(
 SPEC = AlgorithmSpec(
     name="dp-admm", runner=train_dp_admm, topology="star", agents=20, n_train=40_000, delta=1e-5,
     description="DP-ADMM: linearised star ADMM with Gaussian-perturbed iterates (Huang et al., IEEE TIFS 2019)",
-    options=("rho", "lam", "regulariser", "step", "c_w", "record_every", "average"),
+    options=("rho", "lam", "regulariser", "step", "c_w", "record_every", "average", "flat_spread"),
 )
