@@ -277,9 +277,9 @@ def test_invalid_inputs():
     for bad, message in ((0.0, r"flat_spread must be in \(0, inf\]"), (float("nan"), "flat_spread must be a number")):
         with pytest.raises(ValueError, match=message):
             train_dp_admm(parts, budget=b, iterations=2, flat_spread=bad)
-    for conflict in ({"lam": 0.01, "flat_spread": 2.0}, {"variant": "paper", "flat_spread": 2.0}):
+    for conflict in ({"lam": 0.01}, {"variant": "paper"}, {"regulariser": "l1"}):
         with pytest.raises(ValueError, match="flat_spread sets the corrected variant's default lam"):
-            train_dp_admm(parts, budget=b, iterations=2, **conflict)
+            train_dp_admm(parts, budget=b, iterations=2, flat_spread=2.0, **conflict)
 
 
 # ----------------------------------------------------------------------------- audit scenarios

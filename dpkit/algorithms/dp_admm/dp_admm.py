@@ -43,8 +43,8 @@ logistic loss's constants c1 = 1, c3 = 1/4 with ||x|| ≤ 1)
   as √n/N: fewer, larger agents are more accurate (the paper's Figs. 1 and 4 show it). 20 agents
   keep m_i = 2,000 on Adult's 40,000 training rows; the paper's 100 agents (m_i = 400) stay
   below 0.82 at ε = 3 within 600 rounds (docs/reproductions/004.md).
-* λ/n = max(1/N, λ_noise), at most c3 (:func:`default_regularisation`): at least the weight of
-  one record, and enough to hold the noise in check along a direction no row constrains. There the
+* λ/n = max(1/N, λ_noise), at most c3 (:func:`default_regularisation`; 1/N with l1): at least
+  the weight of one record, and enough to hold the noise in check along a direction no row constrains. There the
   round is w ← (1 − sλ)w̃, s = 1/(ρ + c3 + λ), and the released w̃ adds the agents' mean noise, of
   variance v = z²(2c1·s)²·Σ_i m_i⁻²/n² per coordinate: an AR(1) whose stationary variance
   v/(sλ(2 − sλ)) ≈ v/(2sλ) grows without bound as λ → 0 (exact for one agent, whose dual stays 0;
@@ -139,7 +139,7 @@ def default_regularisation(sizes: Sequence[float], noise_multiplier: float, rho:
     """λ/n of the corrected variant: max(1/N, v/(2s·r²)), s = 1/(ρ + c3), v = z²(2c1·s)²·Σ_i m_i⁻²/n²
     the per-coordinate variance of the agents' mean noise in one round (module docstring; r = ``spread``),
     at most c3: beyond the loss's own curvature bound the regulariser would outweigh every record, and
-    below it the released noise z·Δ = 2c1·z/(m(ρ + c3 + λ)) still grows with z (so with a smaller budget).
+    below it the released noise z·Δ = 2c1·z/(m(ρ + c3 + λ)) still grows with z, so it shrinks as the budget grows.
     Public quantities only: the agents' sizes m_i, z, ρ and the loss's constants.
 
     >>> round(default_regularisation([2492], noise_multiplier=84.0, rho=0.1), 5)  # one agent, a small table
@@ -224,8 +224,9 @@ def train_dp_admm(
         k ≥ ⌊T/2⌋ (and the model their mean), ``"last"`` its last one (and the aggregator's w^T)
         (None: ``"tail"`` corrected, ``"last"`` paper).
     flat_spread
-        r of the corrected variant's default λ/n (:func:`default_regularisation`; None: :data:`FLAT_SPREAD`);
-        only when ``lam`` is None.
+        r of the corrected variant's default λ/n with ``"l2"`` (:func:`default_regularisation`; None:
+        :data:`FLAT_SPREAD`); only when ``lam`` is None. With ``"l1"`` the default λ/n stays 1/N (the
+        sign's constant pull is another drift than the AR(1) the rule bounds).
     """
     parts = check_star_run(parts, graph, budget, variant, SPEC.variants, "DP-ADMM")
     reg = make_regulariser(regulariser)
@@ -236,10 +237,12 @@ def train_dp_admm(
     if not 2.0 / (max(sizes) * rho) > 0.0:  # the bound 2c1/(m rho) on the step sensitivity underflows
         raise ValueError(f"rho={rho} is too large: the step sensitivity 2c1/(m(rho + 1/eta)) (Huang et al. 2019, "
                          f"Lemma 1) underflows to 0 for m={max(sizes)}; choose a smaller rho")
-    lam_default = lam is None and not paper
+    lam_default = lam is None and not paper and regulariser == "l2"
+    lam_rule = (f"max(1/N, v/(2 s r^2)), r = {FLAT_SPREAD if flat_spread is None else flat_spread:g}" if lam_default
+                else "given" if lam is not None else "1/N")
     if flat_spread is not None and not lam_default:
-        raise ValueError("flat_spread sets the corrected variant's default lam; it cannot be combined with lam "
-                         "or variant='paper'")
+        raise ValueError("flat_spread sets the corrected variant's default lam with the l2 regulariser; it cannot be "
+                         "combined with lam, regulariser='l1' or variant='paper'")
     flat_spread = check_positive("flat_spread", FLAT_SPREAD if flat_spread is None else flat_spread, allow_inf=True)
     lam = check_nonnegative("lam", (PAPER_SETTINGS["lam"] if paper else 1.0 / total) if lam is None else lam)
     step = (PAPER_SETTINGS["step"][regulariser] if paper else "constant") if step is None else step
@@ -292,8 +295,7 @@ def train_dp_admm(
         "eta_first_last": [float(etas[0, 0]), float(etas[0, -1])],
         "sigma_first_last": [float(z * sens[0, 0]), float(z * sens[0, -1])], "average": returned.how,
         "defaults": ("Huang et al. 2019 Sec. VI (rho, lam, c_w tuned non-privately in the paper)" if paper else
-                     "rho = 0.1 (paper); lam = max(1/N, v/(2 s r^2)), r = 2; eta = 1/(c3 + c4*lam); "
-                     "T = clip(ceil(2000*mu), 100, 600)"),
+                     f"rho = 0.1 (paper); lam = {lam_rule}; eta = 1/(c3 + c4*lam); T = clip(ceil(2000*mu), 100, 600)"),
     }
     notes = (MODEL_NOTES[returned.how],)
     if paper:
