@@ -16,9 +16,12 @@ Usage::
     python benchmarks/tune_defaults.py [--tables psid7682 doctorvisits adult ...] [--floors 1000 1500 2000]
         [--algorithms NAME ...] [--eps 1] [--seeds 0 1 2] [--option lam=0.01 ...] [--scaling private] [--per-seed]
 
-Results that set ``MIN_ROWS_PER_AGENT`` (see ``docs/algorithms.md``, "Defaults that travel") and
+Results that set ``MIN_ROWS_PER_AGENT`` (see ``docs/algorithms.md``, "Defaults that travel"),
 PP-ADMM's ``NOISE_STD`` (``--algorithms pp-admm ipp-admm --floors 1500 --seeds 0 1 2 3
---option noise_std=0.5``; ``docs/algorithms/pp-admm.md``).
+--option noise_std=0.5``; ``docs/algorithms/pp-admm.md``) and DP-ADMM's ``FLAT_SPREAD``
+(``--tables fair psid7682 nmes1988 workinghours benefits --algorithms dp-admm --floors 1500
+--scaling private --seeds 0 … 15 --option flat_spread=r --per-seed`` for r in inf, 1, 1.414, 2, 4,
+each seed paired against r = inf; ``docs/algorithms/dp-admm.md``).
 """
 
 from __future__ import annotations
