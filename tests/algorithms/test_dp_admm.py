@@ -277,6 +277,8 @@ def test_invalid_inputs():
     for bad, message in ((0.0, r"flat_spread must be in \(0, inf\]"), (float("nan"), "flat_spread must be a number")):
         with pytest.raises(ValueError, match=message):
             train_dp_admm(parts, budget=b, iterations=2, flat_spread=bad)
+    with pytest.raises(TypeError, match="flat_spread"):
+        train_dp_admm(parts, budget=b, iterations=2, flat_spread="wide")
     for conflict in ({"lam": 0.01}, {"variant": "paper"}, {"regulariser": "l1"}):
         with pytest.raises(ValueError, match="flat_spread sets the corrected variant's default lam"):
             train_dp_admm(parts, budget=b, iterations=2, flat_spread=2.0, **conflict)

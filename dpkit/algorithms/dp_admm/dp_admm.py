@@ -238,12 +238,11 @@ def train_dp_admm(
         raise ValueError(f"rho={rho} is too large: the step sensitivity 2c1/(m(rho + 1/eta)) (Huang et al. 2019, "
                          f"Lemma 1) underflows to 0 for m={max(sizes)}; choose a smaller rho")
     lam_default = lam is None and not paper and regulariser == "l2"
-    lam_rule = (f"max(1/N, v/(2 s r^2)), r = {FLAT_SPREAD if flat_spread is None else flat_spread:g}" if lam_default
-                else "given" if lam is not None else "1/N")
     if flat_spread is not None and not lam_default:
         raise ValueError("flat_spread sets the corrected variant's default lam with the l2 regulariser; it cannot be "
                          "combined with lam, regulariser='l1' or variant='paper'")
     flat_spread = check_positive("flat_spread", FLAT_SPREAD if flat_spread is None else flat_spread, allow_inf=True)
+    lam_rule = f"max(1/N, v/(2 s r^2)), r = {flat_spread:g}" if lam_default else "given" if lam is not None else "1/N"
     lam = check_nonnegative("lam", (PAPER_SETTINGS["lam"] if paper else 1.0 / total) if lam is None else lam)
     step = (PAPER_SETTINGS["step"][regulariser] if paper else "constant") if step is None else step
     if step not in STEPS:
