@@ -62,10 +62,11 @@ from dpkit.algorithms.substrate.spec import AlgorithmSpec
 __all__ = ["train", "prepare", "Setting", "MAX_ITERATIONS", "MIN_ROWS_PER_AGENT", "FLOAT_NOTE",
            "small_agents_warning"]
 
-FLOAT_NOTE = ("not private as executed: the noise is drawn by continuous floating-point samplers (dpkit.mechanisms "
-              "with float_safe=False), so the epsilon is proved in exact arithmetic; the low bits of the released "
-              "doubles can reveal more (Mironov 2012; docs/audit.md, 'Floating point as executed')")
-"""Every private run's note on its floating-point noise (the mechanisms' own label, carried to the run)."""
+FLOAT_NOTE = ("not private as executed: some releases were drawn by continuous floating-point samplers or rest on "
+              "a proof in exact arithmetic, so the epsilon holds for idealised reals and the released doubles can "
+              "reveal more (Mironov 2012; docs/audit.md, 'Floating point as executed')")
+"""The note of a run whose ledger holds a release that is not private as executed; the ledger's own
+notes (:attr:`~dpkit.mechanisms.ledger.PrivacyLedger.not_as_executed`) follow it, one per mechanism."""
 
 MAX_ITERATIONS = 1_000_000
 """The most rounds a run may plan: a run records its per-round history, and beyond 10⁶ rounds it
@@ -199,8 +200,8 @@ def train(
     if choice is not None and choice.chosen != "trained model":
         notes = notes + (f"the returned model is the {choice.chosen} of the class-prior fallback; the history "
                          "scores the trained models it replaced",)
-    if spec.private:
-        notes = notes + (FLOAT_NOTE,)
+    if result.ledger.not_as_executed:
+        notes = notes + (FLOAT_NOTE, *result.ledger.not_as_executed)
     return dataclasses.replace(result, config=config, seconds=seconds, notes=notes)
 
 

@@ -27,8 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["LibraryCase", "seed_reproducible", "opendp_cases", "diffprivlib_cases", "pydp_cases", "pipeline_dp_cases",
-           "library_cases"]
+__all__ = ["LibraryCase", "seed_reproducible", "opendp_cases", "opendp_float_sum_cases", "diffprivlib_cases",
+           "pydp_cases", "pipeline_dp_cases", "library_cases"]
 
 _RECORDS = 10  # records per dataset in the built pairs
 
@@ -121,6 +121,60 @@ def opendp_cases() -> list[LibraryCase]:
                                 _count_pairs(), float(laplace.map(1)) / 2, 0.0, source + ", halved", relation,
                                 _OWN_RNG, "refute", answer=np.sum))
     return cases
+
+
+_SUM_RECORDS = 2**16  # records per dataset of the float-sum case
+_SUM_LOW = 2.0**40  # ... clipped to [2^40, 2^40 + 1]: U − L = 1, ulp(2^40) = 2^-12, ulp of the sum 16
+
+
+def opendp_float_sum_cases() -> list[LibraryCase]:
+    """OpenDP's float sum of clipped records (``then_sum`` on 2¹⁶ records in [2⁴⁰, 2⁴⁰ + 1], a known
+    size, replace one record = symmetric distance 2) followed by Laplace noise at the scale its own
+    map gives the sum (ε = 1), on adversarial neighbours in the style of Casacuberta, Shoemate,
+    Vadhan & Wagaman (CCS 2022): mixed magnitudes, where the rounding of the float sum, not the
+    records' range U − L = 1, sets how far the computed sum moves. The pair is found with the
+    library's own sum (a seeded search over one replaced record, stopping at a move of 4·(U − L)
+    or more; OpenDP 0.16.0's moves by 16). OpenDP implements that paper's fix (its sum's map adds
+    the rounding error, 513 here), so the claim is expected to hold. The sum runs once per call;
+    the noise is drawn in vector form (``n`` outputs), claim from ``measurement.map(2)``."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    low, high = _SUM_LOW, _SUM_LOW + 1.0
+    space = (dp.vector_domain(dp.atom_domain(bounds=(low, high)), size=_SUM_RECORDS), dp.symmetric_distance())
+    total = space >> dp.t.then_sum()
+    scale = float(total.map(2))
+    claim = float((total >> dp.m.then_laplace(scale=scale)).map(2))
+    noise = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float),
+                              scale=scale)
+
+    def answer(db: Any) -> float:
+        return float(total([float(v) for v in np.asarray(db, dtype=float)]))
+
+    def mechanism(db: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(noise([answer(db)] * n), dtype=float)
+
+    search = np.random.default_rng(0)
+    base = low + search.integers(0, 4097, _SUM_RECORDS) * 2.0**-12  # records on the grid of [L, U]
+    first = answer(base)
+    best, best_move = base, -1.0
+    for index in search.integers(0, _SUM_RECORDS, 20):
+        for value in (low, high):
+            neighbour = base.copy()
+            neighbour[index] = value
+            move = abs(answer(neighbour) - first)
+            if move > best_move:
+                best, best_move = neighbour, move
+        if best_move >= 4.0 * (high - low):
+            break
+    return [LibraryCase("opendp", "opendp", "then_sum >> then_laplace (float, 2^16 records in [2^40, 2^40+1])",
+                        mechanism, [(base, best)], claim, 0.0,
+                        f"opendp (sum >> laplace).map(d_in=2), laplace scale = sum.map(2) = {scale:.4g}",
+                        "replace one record in [2^40, 2^40 + 1] (symmetric distance 2)", _OWN_RNG, "pass",
+                        small_samples=10_000,
+                        pairs_label=f"Casacuberta et al. 2022: one record replaced, OpenDP's float sum moves by "
+                                    f"{best_move:g} (U - L = 1)",
+                        answer=answer)]
 
 
 _DPL_BUG_94 = "https://github.com/IBM/differential-privacy-library/issues/94"
@@ -287,7 +341,7 @@ def pipeline_dp_cases() -> list[LibraryCase]:
 def library_cases() -> list[LibraryCase]:
     """Every case of the libraries that are installed (a missing library is left out)."""
     cases: list[LibraryCase] = []
-    for make in (opendp_cases, diffprivlib_cases, pydp_cases, pipeline_dp_cases):
+    for make in (opendp_cases, opendp_float_sum_cases, diffprivlib_cases, pydp_cases, pipeline_dp_cases):
         try:
             cases += make()
         except ImportError:

@@ -35,11 +35,18 @@ class-prior fallback (:mod:`dpkit.algorithms.substrate.prior_fallback`), and the
 says whether the trained model or a constant prediction was returned.
 ``--json`` prints :meth:`~dpkit.algorithms.substrate.result.TrainingResult.to_dict` without the model
 and history.
+
+Every release draws float-safe noise by default (:mod:`dpkit.mechanisms.float_safe`), so the ε holds for
+the doubles the run outputs; ``--continuous-noise`` is the explicit opt-out to numpy's continuous
+samplers, and the run then carries the "not private as executed" note, naming each mechanism. A
+release whose proof needs continuous noise and an exact minimiser (objective perturbation, as in
+dvp-admm) carries that note too, with what the proof assumes.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -47,6 +54,7 @@ from typing import Any
 
 from dpkit._progress import progress as progress_bar
 from dpkit._threads import single_threaded_blas
+from dpkit.mechanisms.float_safe import continuous_noise
 from dpkit.algorithms.substrate.data import (
     ADULT_VARIANTS,
     DATA_FORMATS,
@@ -109,6 +117,9 @@ def register(subparsers: Any) -> None:
                         help="also write and print the diagnostics: numbers computed on the private training data "
                              "without noise, NOT covered by epsilon")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--continuous-noise", action="store_true",
+                        help="draw the noise with numpy's continuous samplers (float_safe=False), which are not "
+                             "private as executed: the run says so in its notes (default: float-safe noise)")
     parser.set_defaults(func=run)
 
 
@@ -166,6 +177,11 @@ def run(args: argparse.Namespace) -> int:
         label = int(label)
     bounds = None if args.bounds is None else parse_bounds(args.bounds)
     scaling = _scaling(args, bounds is not None)
+    with continuous_noise() if args.continuous_noise else contextlib.nullcontext():
+        return _run(args, options, label, bounds, scaling)
+
+
+def _run(args: argparse.Namespace, options: dict[str, Any], label: Any, bounds: Any, scaling: str) -> int:
     try:
         with options_named({"format": "--format", "label": "--label", "label_column": "--label", "bounds": "--bounds",
                             "public_scaling": "--public-scaling"}):
@@ -296,6 +312,10 @@ def summary(result: TrainingResult, diagnostics: bool = False) -> str:
                      f"+-{config['clip']:g}, a query alone {low:.2f}-{high:.2f} at any score); "
                      f"{sum(config['broadcasts'])} broadcasts ({sum(config['forced_broadcasts'])} by the deadline), "
                      f"{config['broadcasts_saved']} of {config['agents'] * config['iterations']} saved")
+    if result.guarantee is not None:
+        unsafe = result.ledger.not_as_executed
+        lines.append("as executed        " + ("NOT private as executed: " + "; ".join(unsafe) if unsafe else
+                                             "private as executed (every release drew float-safe noise)"))
     lines.append(f"seconds            {result.seconds:.2f}")
     lines.extend(f"warning            {note[len('warning: '):]}" for note in result.notes if note.startswith("warning: "))
     if diagnostics:

@@ -20,7 +20,9 @@ Contract (every class in :mod:`dpkit.mechanisms`)
 * ``mech.as_audit_callable()`` returns ``f(database, n, rng)`` -> ``sample(database, n, rng)``,
   the signature :func:`dpkit.audit.audit` calls.
 * ``floating_point_safe`` says whether the guarantee survives floating-point arithmetic
-  (see ``docs/mechanisms.md``): the textbook continuous samplers assume idealised reals.
+  (see ``docs/mechanisms.md``): the textbook continuous samplers assume idealised reals. A release
+  by a mechanism that is not marks the ledger with its :attr:`~Mechanism.execution_note`, so a run
+  says which of its releases are not private as executed.
 """
 
 from __future__ import annotations
@@ -58,7 +60,15 @@ class Mechanism(abc.ABC):
         """
         output = self.sample(value, rng=rng)
         ledger.record(agent, self.event)
+        if not self.floating_point_safe:
+            ledger.mark_not_as_executed(self.execution_note)
         return output
+
+    @property
+    def execution_note(self) -> str:
+        """What does not hold as executed when :attr:`floating_point_safe` is false (one line)."""
+        return (f"{type(self).__name__} draws continuous floating-point noise: its guarantee is proved in "
+                "exact arithmetic, and the low bits of the released doubles can reveal more (Mironov 2012)")
 
     def sample_each(self, values: Any, rng: Any = None) -> np.ndarray:
         """One independent output per agent (first axis), for the agents' inputs ``values``.
@@ -83,6 +93,8 @@ class Mechanism(abc.ABC):
             raise ValueError(f"values must hold one input per agent: {len(agents)} agents, "
                              f"{np.shape(output)[0]} outputs")
         ledger.record_each(agents, self.event)
+        if not self.floating_point_safe:
+            ledger.mark_not_as_executed(self.execution_note)
         return output
 
     def as_audit_callable(self) -> Callable[[Any, int, Any], Any]:

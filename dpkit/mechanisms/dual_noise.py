@@ -37,6 +37,14 @@ from dpkit.accounting.events import ObjectivePerturbationEvent, PureDPEvent
 from dpkit.mechanisms.base import Mechanism, check_size, check_value, output_shape
 
 
+def objective_perturbation_note(mechanism: Mechanism) -> str:
+    """The "not private as executed" note of an objective-perturbation mechanism (what its proof needs)."""
+    return (f"{type(mechanism).__name__} is objective perturbation: its guarantee is a change of variables from "
+            "the noise's density to the exact minimiser's (Chaudhuri, Monteleoni & Sarwate 2011, Thm 9; Kifer, Smith "
+            "& Thakurta 2012), while as executed the noise is a double and the minimiser is computed in doubles to "
+            "a solver tolerance, which the proof does not cover")
+
+
 def sample_l2_laplace(zeta: float, dim: int, size: int | None = None, rng: Any = None) -> np.ndarray:
     """Draws with density ∝ exp(−ζ‖b‖₂) on R^d: uniform direction × Gamma(d, 1/ζ) radius.
 
@@ -141,6 +149,11 @@ class L2LaplaceObjectiveNoise(Mechanism):
 
     floating_point_safe: ClassVar[bool] = False
 
+    @property
+    def execution_note(self) -> str:
+        """Objective perturbation is not private as executed (:func:`objective_perturbation_note`)."""
+        return objective_perturbation_note(self)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "zeta", check_positive("zeta", self.zeta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
@@ -180,6 +193,11 @@ class GaussianObjectiveNoise(Mechanism):
     jacobian: float = 0.0
 
     floating_point_safe: ClassVar[bool] = False
+
+    @property
+    def execution_note(self) -> str:
+        """Objective perturbation is not private as executed (:func:`objective_perturbation_note`)."""
+        return objective_perturbation_note(self)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))

@@ -38,7 +38,8 @@ from dpkit.accounting.base import PaperRuleWarning
 from dpkit.accounting.events import GaussianEvent, ObjectivePerturbationEvent, PureDPEvent
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.mechanisms.base import Mechanism, check_size, check_value, finish, output_shape
-from dpkit.mechanisms.dual_noise import L2LaplaceMechanism, sample_l2_laplace
+from dpkit.mechanisms.dual_noise import L2LaplaceMechanism, objective_perturbation_note, sample_l2_laplace
+from dpkit.mechanisms.float_safe import resolve_float_safe, sample_lattice_gaussian
 from dpkit.mechanisms.gaussian import GaussianMechanism, zcdp_sigma
 
 
@@ -161,6 +162,11 @@ class GaussianObjectivePerturbation(Mechanism):
     smoothness: float = 0.25
 
     floating_point_safe: ClassVar[bool] = False
+
+    @property
+    def execution_note(self) -> str:
+        """Objective perturbation is not private as executed (:func:`~dpkit.mechanisms.dual_noise.objective_perturbation_note`)."""
+        return objective_perturbation_note(self)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
@@ -295,10 +301,10 @@ class ApproximateMinimizerNoise(Mechanism):
     strong_convexity: float
     rho: float
     sensitivity_factor: int = 2
-
-    floating_point_safe: ClassVar[bool] = False
+    float_safe: bool | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "float_safe", resolve_float_safe(self.float_safe))
         object.__setattr__(self, "beta", check_positive("beta", self.beta))
         object.__setattr__(self, "strong_convexity", check_positive("strong_convexity", self.strong_convexity))
         object.__setattr__(self, "rho", check_positive("rho", self.rho))
@@ -340,8 +346,16 @@ class ApproximateMinimizerNoise(Mechanism):
         """GaussianEvent(σ, factor·β/μ): what the paper accounts (ρ)."""
         return GaussianEvent(sigma=self.sigma, sensitivity=self.sensitivity_factor * self.beta / self.strong_convexity)
 
+    @property
+    def floating_point_safe(self) -> bool:  # type: ignore[override]
+        """Whether the noise is the float-safe sampler's (``float_safe``, the default)."""
+        return self.float_safe
+
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
-        """θ̂ + N(0, σ²I): shape ``value.shape`` or ``(size,) + value.shape``."""
+        """θ̂ + N(0, σ²I): shape ``value.shape`` or ``(size,) + value.shape`` (``float_safe``: rounded
+        exactly to the lattice of σ, :mod:`dpkit.mechanisms.float_safe`)."""
+        if self.float_safe:
+            return sample_lattice_gaussian(value, self.sigma, size, rng)
         array = check_value(value)
         size = check_size(size)
         noise = check_rng(rng).normal(0.0, self.sigma, size=output_shape(size, array.shape))

@@ -1,98 +1,289 @@
-"""Float-safe forms of the Laplace and Gaussian mechanisms (``float_safe=True``).
+"""Float-safe Gaussian and Laplace noise: the continuous mechanism's output, rounded exactly to a lattice.
 
 A continuous sampler plus the query answer, computed in doubles, outputs values whose low bits
 depend on the answer (Mironov 2012, §3; Haney et al. 2022), so the textbook guarantee does not
-hold as executed. The float-safe forms release a deterministic function of an exactly private
-value instead:
+hold as executed. The float-safe samplers release a deterministic function of an exactly private
+value instead, for answers of any shape and at numpy's speed.
 
-* **Laplace** → Mironov's snapping mechanism (:class:`~dpkit.mechanisms.snapping.SnappingMechanism`,
-  Mironov 2012, Thm 1): ε = (Δ′ + 2⁻⁴⁹B)/λ, Δ′ the smallest power of two ≥ Δ, B the clamping
-  bound (default ``DEFAULT_BOUND_RATIO`` · λ).
-* **Gaussian** → the discrete Gaussian on a power-of-two grid, as OpenDP does for floats: with
-  ``Λ = 2^(⌊log₂ σ⌋ − GRID_BITS)``, the answer is rounded to the nearest multiple ``nΛ`` (exact
-  rational arithmetic), ``Z ~ N_ℤ(0, (σ/Λ)²)`` is drawn exactly (Canonne, Kamath & Steinke 2020,
-  Alg. 3, :func:`~dpkit.mechanisms.discrete.sample_discrete_gaussian`) and ``(n + Z)·Λ`` is
-  released (the conversion of the integer ``n + Z`` to a double is post-processing).
+**What is released.** For an answer ``x`` (doubles, any shape) and a noise scale ``s`` (σ for
+Gaussian, b for Laplace), fix the lattice ``Λ = 2^(⌊log₂ s⌋ − LATTICE_BITS)`` (it depends on ``s``
+alone, never on the data) and release, coordinate by coordinate,
 
-Accounting of the Gaussian form: two answers at distance ≤ Δ round to integers ``n, n′`` with
-``|n − n′| ≤ ⌊Δ/Λ⌋ + 1 =: Δ_ℤ`` (each rounding moves by ≤ Λ/2, and the shift is an integer), so
-one release is ``N_ℤ(n, σ_ℤ²)`` against ``N_ℤ(n′, σ_ℤ²)`` with an integer shift ≤ Δ_ℤ, σ_ℤ = σ/Λ
-(exact: Λ is a power of two). It is recorded as ``DiscreteGaussianEvent(σ_ℤ, Δ_ℤ)``: Δ_ℤ²/(2σ_ℤ²)-zCDP
-(CKS 2020, Thm 4), and the exact (ε, δ) curve of CKS 2020, Thm 7 for the PLD accountant
-(σ_ℤ < 2¹⁷). The sensitivity is thereby inflated by at most a factor ``1 + Λ/Δ ≤ 1 + 2⁻¹⁶σ/Δ``.
-Both forms release one scalar per call: the theorems are for a scalar query.
+    ``m_j · Λ``  with  ``m_j = ⌊(x_j + s·Y_j)/Λ + ½⌋``,
+
+where ``Y_j`` are i.i.d. N(0, 1) or Laplace(1) in exact real arithmetic; an answer beyond the
+largest double times Λ is first clamped there (a 1-Lipschitz map, so no sensitivity grows). The integer ``m`` is a deterministic
+function of the continuous mechanism's output ``x + sY``, so it has *every* guarantee of that
+mechanism at the same scale and sensitivity, by post-processing (Dwork & Roth 2014, Prop. 2.1):
+the zCDP/RDP curves, the exact δ(ε) of Balle & Wang 2018 and the privacy loss distribution are
+those of :class:`~dpkit.accounting.events.GaussianEvent` / ``LaplaceEvent``, unchanged. There is no
+sensitivity inflation at any dimension: the rounding happens after the noise. The double ``m·Λ``
+is in turn a deterministic function of ``m`` (IEEE 754 rounds correctly, and Λ is a power of two),
+so no bit of the output carries anything else.
+
+**Exact sampling.** ``Y`` is a deterministic function of uniforms ``U``: Box & Muller (1958) for
+the Gaussian (``Y = √(−2 ln U₁)·cos 2πU₂`` and ``·sin 2πU₂``, an independent pair), the inverse
+CDF for Laplace (a sign bit times ``−ln U``). numpy draws the leading 53 (Laplace: 52) bits of
+each ``U``; the answer enters only through ``n = rint(x/Λ)`` and ``f = x/Λ − n``, both exact. The
+fast path evaluates ``f + (s/Λ)·Y`` in doubles with an error bound that covers every ``U`` in
+the drawn bits' interval and a relative error of up to ``2⁻⁴⁰`` in each of numpy's ``log``,
+``sqrt``, ``cos`` and ``sin`` (IEEE 754 requires ``sqrt`` correctly rounded; numpy documents at most
+4 ulp, 2⁻⁵⁰, for the others, so the allowance is 1,024 times that). Where the bound cannot
+decide ``m`` (about one coordinate in 10⁶), more bits of the same ``U`` are drawn and ``m`` is
+decided in mpmath's interval arithmetic, whose bounds are rigorous (:func:`_resolve`). So ``m``
+has exactly the stated distribution: no total-variation slack is added to δ. The same ``rng``
+gives the same output.
+
+The answer's own floating-point error (a sum of clipped values computed in doubles) is a
+property of the query, not of the noise: its sensitivity must cover it
+(:mod:`dpkit.mechanisms.float_sensitivity`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from fractions import Fraction
-from typing import Any
+import sys
+from typing import Any, Callable, Iterator
 
+import mpmath
 import numpy as np
 
 from dpkit._validation import check_rng
-from dpkit.accounting.adaptive_steps import float_up
-from dpkit.mechanisms.base import check_size, check_value
-from dpkit.mechanisms.discrete import sample_discrete_gaussian
+from dpkit.mechanisms.base import check_size, check_value, finish, output_shape
 
-__all__ = ["GRID_BITS", "DEFAULT_BOUND_RATIO", "gaussian_grid", "grid_sensitivity", "grid_rho",
-           "sample_grid_gaussian", "check_scalar"]
+__all__ = ["LATTICE_BITS", "MIN_SCALE", "lattice", "sample_lattice_gaussian", "sample_lattice_laplace",
+           "check_lattice_scale", "continuous_noise", "resolve_float_safe"]
 
-GRID_BITS = 16
-"""σ/Λ ∈ [2¹⁶, 2¹⁷): rounding the answer moves it by ≤ 2⁻¹⁷σ, and σ_ℤ stays below the PLD
-accountant's exact-enumeration limit."""
+LATTICE_BITS = 16
+"""``s/Λ ∈ [2¹⁶, 2¹⁷)``: rounding adds variance ``Λ²/12 ≤ 2⁻³⁵s²`` to the noise's ``s²``."""
 
-DEFAULT_BOUND_RATIO = 2.0**30
-"""Snapping's default clamping bound B = 2³⁰λ: the ε slack 2⁻⁴⁹B/λ is 2⁻¹⁹."""
+MIN_SCALE = 2.0**-1000
+"""The smallest noise scale with a normal (non-zero) lattice."""
 
-
-def gaussian_grid(sigma: float) -> float:
-    """Λ = 2^(⌊log₂ σ⌋ − GRID_BITS), so that σ/Λ ∈ [2¹⁶, 2¹⁷) exactly.
-
-    >>> gaussian_grid(1.0) == 2.0**-16, gaussian_grid(3.0) == 2.0**-15
-    (True, True)
-    """
-    _, exponent = math.frexp(sigma)  # sigma = m · 2^exponent, m ∈ [0.5, 1)
-    return math.ldexp(1.0, exponent - 1 - GRID_BITS)
+_SLACK = 2.0**-40          # allowed relative error of each libm call, and of the margin arithmetic
+_BITS53 = 2.0**-53         # numpy's random(): k·2⁻⁵³, k uniform in [0, 2⁵³)
+_BITS52 = 2.0**-52
+_CLAMP = sys.float_info.max  # |x/Λ| is clamped here, so that it stays finite
+_REFINE_BITS = 32
+_CHUNK = 1 << 14           # coordinates per pass: the fast path's temporaries stay in the CPU cache
 
 
-def grid_sensitivity(sensitivity: float, grid: float) -> int:
-    """Δ_ℤ = ⌊Δ/Λ⌋ + 1: the largest integer shift of two answers at distance ≤ Δ rounded to the grid Λ.
-
-    >>> grid_sensitivity(1.0, 0.25), grid_sensitivity(0.3, 0.25)
-    (5, 2)
-    """
-    return math.floor(Fraction(sensitivity) / Fraction(grid)) + 1
+_CONTINUOUS = contextvars.ContextVar("dpkit_continuous_noise", default=False)
 
 
-def grid_rho(sensitivity: float, sigma: float) -> float:
-    """Δ_ℤ²/(2σ_ℤ²) of the float-safe Gaussian (σ_ℤ = σ/Λ), rounded up to the next float.
+@contextlib.contextmanager
+def continuous_noise() -> Iterator[None]:
+    """The explicit opt-out: mechanisms built inside this block without a ``float_safe`` argument
+    use numpy's continuous samplers, which are not private as executed (each release marks its
+    ledger, and a training run says so in its notes). ``dpkit train --continuous-noise`` runs in it.
 
-    >>> grid_rho(1.0, 1.0) == float_up(Fraction(2**16 + 1) ** 2 / (2 * Fraction(2**16) ** 2))
+    >>> from dpkit.mechanisms import GaussianMechanism
+    >>> with continuous_noise():
+    ...     GaussianMechanism(sigma=1.0).float_safe
+    False
+    >>> GaussianMechanism(sigma=1.0).float_safe
     True
     """
-    grid = gaussian_grid(sigma)
-    return float_up(Fraction(grid_sensitivity(sensitivity, grid)) ** 2 / (2 * (Fraction(sigma) / Fraction(grid)) ** 2))
+    token = _CONTINUOUS.set(True)
+    try:
+        yield
+    finally:
+        _CONTINUOUS.reset(token)
 
 
-def check_scalar(value: Any) -> float:
-    """The query answer as one finite float (the float-safe forms release one scalar per call)."""
+def resolve_float_safe(float_safe: Any) -> bool:
+    """``float_safe`` as a bool; ``None`` means the default: ``True``, or ``False`` inside
+    :func:`continuous_noise` (TypeError for anything else)."""
+    if float_safe is None:
+        return not _CONTINUOUS.get()
+    if not isinstance(float_safe, (bool, np.bool_)):
+        raise TypeError(f"float_safe must be True, False or None (the default), got float_safe={float_safe!r}")
+    return bool(float_safe)
+
+
+def check_lattice_scale(name: str, scale: float) -> float:
+    """``scale`` if it is at least :data:`MIN_SCALE` (ValueError naming ``name`` otherwise)."""
+    if not scale >= MIN_SCALE:
+        raise ValueError(f"{name} must be at least 2^-1000 for float-safe noise (its lattice would underflow), "
+                         f"got {name}={scale!r}; pass float_safe=False for the continuous sampler")
+    return scale
+
+
+def lattice(scale: float) -> float:
+    """Λ = 2^(⌊log₂ s⌋ − LATTICE_BITS), so that ``s/Λ ∈ [2¹⁶, 2¹⁷)`` exactly.
+
+    >>> lattice(1.0) == 2.0**-16, lattice(3.0) == 2.0**-15
+    (True, True)
+    """
+    _, exponent = math.frexp(scale)  # scale = m · 2^exponent, m ∈ [0.5, 1)
+    return math.ldexp(1.0, exponent - 1 - LATTICE_BITS)
+
+
+def sample_lattice_gaussian(value: Any, sigma: float, size: int | None, rng: Any) -> Any:
+    """``value`` + N(0, σ²) noise, rounded exactly to the lattice of σ (see the module docstring).
+
+    Shape ``value.shape`` for ``size=None`` (a float for a scalar), else ``(size,) + value.shape``.
+
+    >>> out = sample_lattice_gaussian([0.0, 1.0], 2.0, 3, rng=0)
+    >>> out.shape, bool(np.all(out / lattice(2.0) == np.round(out / lattice(2.0))))
+    ((3, 2), True)
+    """
+    return _sample(value, sigma, size, rng, _gaussian_units)
+
+
+def sample_lattice_laplace(value: Any, scale: float, size: int | None, rng: Any) -> Any:
+    """``value`` + Laplace(b) noise, rounded exactly to the lattice of b (see the module docstring).
+
+    >>> out = sample_lattice_laplace(0.25, 1.0, None, rng=0)
+    >>> isinstance(out, float), (out / lattice(1.0)).is_integer()
+    (True, True)
+    """
+    return _sample(value, scale, size, rng, _laplace_units)
+
+
+def _sample(value: Any, scale: float, size: int | None, rng: Any,
+            units_of: Callable[[np.ndarray, float, np.random.Generator], np.ndarray]) -> Any:
     array = check_value(value)
-    if array.size != 1:
-        raise ValueError(f"value must be a scalar for float_safe=True (the guarantee is for one scalar query; "
-                         f"release coordinates one at a time), got shape {array.shape}")
-    return float(array.reshape(-1)[0])
-
-
-def sample_grid_gaussian(value: Any, sigma: float, size: int | None, rng: Any) -> Any:
-    """``(n + Z)·Λ`` with ``n`` the answer rounded to the grid and ``Z ~ N_ℤ(0, (σ/Λ)²)`` exact;
-    one float for ``size=None``, else an array of ``size`` outputs."""
-    answer = check_scalar(value)
     size = check_size(size)
     generator = check_rng(rng)
-    grid = gaussian_grid(sigma)
-    centre = round(Fraction(answer) / Fraction(grid))  # nearest multiple of the grid, exactly
-    sigma2 = (Fraction(sigma) / Fraction(grid)) ** 2
-    draws = [float(centre + sample_discrete_gaussian(generator, sigma2)) * grid for _ in range(size or 1)]
-    return draws[0] if size is None else np.array(draws, dtype=float).reshape((size,) + np.shape(value))
+    check_lattice_scale("scale", scale)
+    step = lattice(scale)
+    units = scale / step
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        scaled = np.divide(array, step, out=np.empty(array.shape))  # exact (Λ a power of two) unless clamped
+        np.minimum(scaled, _CLAMP, out=scaled)
+        np.maximum(scaled, -_CLAMP, out=scaled)
+        centre = np.rint(scaled)
+        offsets = scaled - centre  # exact, in [−½, ½]
+        if size is not None:
+            shape = output_shape(size, array.shape)
+            offsets, centre = np.broadcast_to(offsets, shape), np.broadcast_to(centre, shape)
+        offsets, centres = offsets.reshape(-1), centre.reshape(-1)
+        if offsets.size <= _CHUNK:
+            out = units_of(offsets, units, generator)
+        else:
+            out = np.empty(offsets.size)
+            for start in range(0, offsets.size, _CHUNK):  # chunks that stay in the CPU cache
+                out[start:start + _CHUNK] = units_of(offsets[start:start + _CHUNK], units, generator)
+        out += centres
+        out *= step
+    return finish(out.reshape(centre.shape), size)
+
+
+def _gaussian_units(offset: np.ndarray, units: float, generator: np.random.Generator) -> np.ndarray:
+    """``⌊f + (σ/Λ)·Y + ½⌋`` per coordinate, ``Y`` from Box–Muller pairs (cos half, then sin half).
+
+    Error bound of the fast path, per pair: ``U₁ ∈ (t − w, t]`` (``w = 2⁻⁵³``) moves ``R² = −2 ln U₁``
+    by at most ``2w/(t − w)``; with ``log``'s relative error, ``R²`` lies in an interval of width
+    ``D ≤ 2⁻³⁹R̂² + 2w/(t − w)``, so ``R`` in one of half-width ``≤ D/(2R̂)·(1 + 2⁻³⁸)
+    ≤ (1 + 2⁻³⁸)(2⁻⁴⁰R̂ + w/((t − w)R̂))``. ``2πU₂`` over its interval, π's rounding and
+    ``cos``/``sin`` move the factor by ``< 2·2⁻⁴⁰``; products and sums add relative ``2⁻⁵²`` each.
+    ``|Y − Ŷ| ≤ 7·2⁻⁴⁰R̂ + 5·2⁻⁴⁰ + 1.0000002·w/((t − w)R̂)`` covers all of these."""
+    count = offset.size
+    pairs = (count + 1) // 2
+    first, second = generator.random(pairs), generator.random(pairs)
+    top = 1.0 - first  # U₁ ∈ (top − 2⁻⁵³, top], top ∈ [2⁻⁵³, 1], exact (callers silence divide/invalid)
+    radius = np.log(top)
+    radius *= -2.0
+    np.sqrt(radius, out=radius)
+    angle = second * (2.0 * math.pi)
+    normal = np.empty(2 * pairs)
+    np.multiply(np.cos(angle), radius, out=normal[:pairs])
+    np.multiply(np.sin(angle, out=angle), radius, out=normal[pairs:])
+    top -= _BITS53
+    top *= radius
+    error = np.divide(1.0000002 * _BITS53, top, out=top)  # ∞ or NaN where undecidable (R̂ = 0, t = w)
+    error += radius * (7.0 * _SLACK)
+    threshold = error
+    threshold *= -units
+    threshold += 0.5 - (5.0 * units + 2.0) * _SLACK
+    value = normal[:count]
+    value *= units
+    value += offset
+    rounded = np.rint(value)
+    value -= rounded
+    sure = np.abs(value, out=value) < np.concatenate([threshold, threshold])[:count]
+    if sure.all():
+        return rounded
+    states: dict[int, list[list[int]]] = {}  # a pair's cos and sin are decided from the same U₁, U₂
+    for index in np.flatnonzero(~sure):
+        pair = int(index) % pairs
+        state = states.setdefault(pair, [[round((1.0 - float(first[pair])) / _BITS53) - 1, 53],  # U₁
+                                         [round(float(second[pair]) / _BITS53), 53]])
+        transform = _box_muller_sin if index >= pairs else _box_muller_cos
+        rounded[index] = _resolve(float(offset[index]), units, transform, state, generator)
+    return rounded
+
+
+def _laplace_units(offset: np.ndarray, units: float, generator: np.random.Generator) -> np.ndarray:
+    """``⌊f + (b/Λ)·Y + ½⌋`` per coordinate, ``Y = ±(−ln U)`` from one uniform (sign bit + 52 bits);
+    the caller silences numpy's divide warning (``t = w`` gives an infinite width: the slow path).
+
+    Error bound of the fast path: ``U ∈ (t − w, t]`` (``w = 2⁻⁵²``) moves ``−ln U`` by at most
+    ``w/(t − w)``; ``log``'s relative error and the rounding of products and sums are covered by
+    ``2(E + 1)·2⁻⁴⁰``."""
+    draws = generator.random(offset.size)
+    negative = draws >= 0.5
+    top = 1.0 - (2.0 * draws - negative)  # U ∈ (top − 2⁻⁵², top], top ∈ [2⁻⁵², 1], exact
+    magnitude = np.log(top)
+    magnitude *= -1.0
+    width = _BITS52 / (top - _BITS52)
+    width += (magnitude + 1.0) * (2.0 * _SLACK)
+    threshold = 0.5 - (units * width + 2.0 * _SLACK)  # −∞ where undecidable (t = w)
+    value = np.where(negative, -magnitude, magnitude)
+    value *= units
+    value += offset
+    rounded = np.rint(value)
+    sure = np.abs(value - rounded) < threshold
+    if sure.all():
+        return rounded
+    for index in np.flatnonzero(~sure):
+        numerator = round(float(top[index]) / _BITS52) - 1  # U ∈ (top − 2⁻⁵², top]
+        transform = _negative_exponential if negative[index] else _exponential
+        rounded[index] = _resolve(float(offset[index]), units, transform, [[numerator, 52]], generator)
+    return rounded
+
+
+# ---------------------------------------------------------------- the rigorous slow path
+
+def _box_muller_cos(u: list[Any]) -> Any:
+    return mpmath.iv.sqrt(-2 * mpmath.iv.log(u[0])) * mpmath.iv.cos(2 * mpmath.iv.pi * u[1])
+
+
+def _box_muller_sin(u: list[Any]) -> Any:
+    return mpmath.iv.sqrt(-2 * mpmath.iv.log(u[0])) * mpmath.iv.sin(2 * mpmath.iv.pi * u[1])
+
+
+def _exponential(u: list[Any]) -> Any:
+    return -mpmath.iv.log(u[0])
+
+
+def _negative_exponential(u: list[Any]) -> Any:
+    return mpmath.iv.log(u[0])
+
+
+def _resolve(offset: float, units: float, transform: Callable[[list[Any]], Any], state: list[list[int]],
+             generator: np.random.Generator) -> float:
+    """``⌊f + units·Y + ½⌋`` exactly: ``Y = transform(U)`` with each ``U`` in ``[N, N + 1]·2⁻ᴮ``
+    (``state`` holds ``[N, B]`` per uniform and is refined in place), evaluated in mpmath's interval
+    arithmetic; while the interval straddles a rounding boundary, 32 more bits of every ``U`` are
+    drawn (each refinement divides the intervals by 2³², so this ends with probability 1)."""
+    saved = mpmath.iv.prec
+    try:
+        while True:
+            precision = max(bits for _, bits in state) + 64
+            with mpmath.workprec(precision):
+                mpmath.iv.prec = precision
+                uniforms = [mpmath.iv.mpf([mpmath.mpf((n, -bits)), mpmath.mpf((n + 1, -bits))]) for n, bits in state]
+                if all(mpmath.mpf(u.a) > 0 for u in uniforms):
+                    value = transform(uniforms) * units + offset + mpmath.mpf(0.5)
+                    low, high = mpmath.mpf(value.a), mpmath.mpf(value.b)
+                    if mpmath.isfinite(low) and mpmath.isfinite(high) and mpmath.floor(low) == mpmath.floor(high):
+                        return float(int(mpmath.floor(low)))
+            for entry in state:
+                entry[0] = (entry[0] << _REFINE_BITS) + int(generator.integers(0, 2**_REFINE_BITS))
+                entry[1] += _REFINE_BITS
+    finally:
+        mpmath.iv.prec = saved

@@ -50,9 +50,11 @@ class PrivacyLedger:
     def __init__(self, agents: int = 1, *, neighbouring: NeighbouringRelation | str = "replace-one",
                  pooled: "PrivacyLedger | None" = None):
         self._entries: list[list[list[Any]]] = [[] for _ in range(check_integer("agents", agents, minimum=1))]
+        self._not_as_executed: dict[str, None] = {}
         self.neighbouring = NeighbouringRelation.parse(neighbouring)
         if check_pooled("pooled", pooled, self.neighbouring) is not None:
             self._entries = [[[event, count] for event, count in pooled.entries(0)] for _ in self._entries]
+            self._not_as_executed = dict.fromkeys(pooled.not_as_executed)
 
     @property
     def agents(self) -> int:
@@ -75,6 +77,22 @@ class PrivacyLedger:
             entries[-1][1] += count
         else:
             entries.append([event, count])
+
+    def mark_not_as_executed(self, note: str) -> None:
+        """Record that a release's guarantee does not hold for the doubles it output, and why.
+
+        Called by :meth:`~dpkit.mechanisms.base.Mechanism.release` for a mechanism that is not
+        ``floating_point_safe``; algorithms never call it.
+        """
+        if not isinstance(note, str) or not note:
+            raise TypeError(f"note must be a non-empty string, got note={note!r}")
+        self._not_as_executed[note] = None
+
+    @property
+    def not_as_executed(self) -> tuple[str, ...]:
+        """The distinct notes of releases that are not private as executed, in the order first drawn
+        (empty when every release was float-safe)."""
+        return tuple(self._not_as_executed)
 
     def check_agents(self, agents: Any) -> list[int]:
         """``agents`` as a list of distinct agent indices in ``[0, agents − 1]``."""

@@ -79,15 +79,17 @@ def test_ledger_equals_the_draws(monkeypatch, variant, sizes):
     kwargs = {"iterations": 40} if variant == "corrected" else {"iterations": 1, "max_rounds": 25}
     result = A.train_a_ddp(parts, budget=Budget(2.0, 1e-5), variant=variant, rng=1, **kwargs)
     clip = result.config["clip"]
+    sensitivity = UserUpload(1.0, clip, 1).noise.sensitivity  # 2C, as the clip is computed (float_sensitivity)
+    assert 2.0 * clip < sensitivity < 2.0 * clip * (1 + 1e-6)
     per_user = Counter(u for u, *_ in draws)
     for u, part in enumerate(parts):
         entries = result.ledger.entries(u)
         assert sum(count for _, count in entries) == per_user[u] == result.config["user_rounds"][u]
         sigmas = {s for v, s, _, _ in draws if v == u}
         assert len(entries) == 1 and sigmas == {entries[0][0].event.sigma}
-        assert entries[0][0] == SampledWithoutReplacementEvent(GaussianEvent(sigmas.pop(), 2.0 * clip), 1, part.n)
+        assert entries[0][0] == SampledWithoutReplacementEvent(GaussianEvent(sigmas.pop(), sensitivity), 1, part.n)
     assert max(per_user.values()) == result.config["iterations"]
-    assert {sens for _, _, sens, _ in draws} == {2.0 * clip}
+    assert {sens for _, _, sens, _ in draws} == {sensitivity}
 
 
 def test_release_each_matches_one_release_per_user():

@@ -86,13 +86,21 @@ def test_weak_signal_table_stays_at_the_majority_class(name):
     assert accuracy >= majority - 0.01
 
 
-def test_private_runs_carry_the_floating_point_label_and_non_private_runs_do_not():
-    # Mironov 2012: a continuous float sampler's ε holds in exact arithmetic only; every private run says so
+def test_only_runs_with_continuous_samplers_carry_the_floating_point_label():
+    # Mironov 2012: a continuous float sampler's ε holds in exact arithmetic only. Default runs draw
+    # float-safe noise and carry no label; the explicit opt-out labels the run and names the mechanism.
     from dpkit.algorithms.substrate.data import make_synthetic
     from dpkit.algorithms.training import FLOAT_NOTE, train
+    from dpkit.mechanisms.float_safe import continuous_noise
 
     data = make_synthetic(3000, 5, rng=0)
-    assert FLOAT_NOTE in train("dp-logreg", data, epsilon=1.0, seed=0).notes
+    default = train("dp-logreg", data, epsilon=1.0, seed=0)
+    assert FLOAT_NOTE not in default.notes and default.ledger.not_as_executed == ()
+    with continuous_noise():
+        opted_out = train("dp-logreg", data, epsilon=1.0, seed=0)
+    assert FLOAT_NOTE in opted_out.notes
+    assert any(note.startswith("GaussianMechanism draws continuous") for note in opted_out.notes)
+    assert opted_out.epsilon == default.epsilon  # the same accounting: only the sampler differs
     assert FLOAT_NOTE not in train("admm", data, seed=0, iterations=5).notes
 
 
@@ -149,9 +157,11 @@ def test_hetero_admm_recovers_half_the_margin_on_a_small_table():
     assert _margin_recovered("hetero-admm", "psid7682") >= 0.5
 
 
-def test_the_penalty_stated_as_a_beta_loses_half_the_margin_there():
+def test_the_penalty_stated_as_a_beta_recovers_less_of_the_margin_there():
     """Positive control: the rule the noise target replaced (β = 6.5e-4·√z, tuned on Adult's 7,200-row
-    servers, with a = clamp(30/S, 0.001, 0.03)) leaves σ_i ≈ 2.5 on these servers and recovers < 50 %."""
+    servers, with a = clamp(30/S, 0.001, 0.03)) leaves σ_i ≈ 2.5 on these servers and recovers less of the
+    margin than the default at the same seeds. Measured with the float-safe noise over seeds 0–7: 0.62 of
+    the margin on average (per seed 0.18–1.11) against the default's 0.84; seeds 0–2 here."""
     import math
 
     from dpkit.algorithms.substrate.noise_scale import scaled_default
@@ -162,4 +172,5 @@ def test_the_penalty_stated_as_a_beta_loses_half_the_margin_there():
     sizes = [probe.config["n_train"] / agents] * agents
     z = probe.config["noise_multiplier"]
     reg = scaled_default(30.0, sizes, 1.0, 0.001, 0.03)
-    assert _margin_recovered("hetero-admm", "psid7682", penalty=6.5e-4 * math.sqrt(z), reg=reg) < 0.5
+    old_rule = _margin_recovered("hetero-admm", "psid7682", penalty=6.5e-4 * math.sqrt(z), reg=reg)
+    assert old_rule < _margin_recovered("hetero-admm", "psid7682")

@@ -29,7 +29,7 @@ def _gdp_delta(mu: float, eps: float) -> float:
 @pytest.mark.parametrize("epsilon,T,n", [(0.5, 1, 100), (1.0, 50, 1000), (3.0, 200, 36000)])
 def test_calibration_meets_the_budget_within_one_percent(epsilon, T, n):
     mech, _ = L.calibrate_gradient_noise(n, T, Budget(epsilon, 1e-5))
-    assert mech.sensitivity == 2.0 / n
+    assert mech.sensitivity == L.gradient_sensitivity(n) and 2.0 / n < mech.sensitivity < 2.0 / n * (1 + 1e-6)
     mu = math.sqrt(T) * mech.sensitivity / mech.sigma  # T Gaussian steps compose to √T Δ/σ-GDP exactly
     assert _gdp_delta(mu, epsilon) <= 1e-5  # the budget holds at the target ε ...
     mu_target = optimize.brentq(lambda m: _gdp_delta(m, epsilon) - 1e-5, 1e-3, 20)
@@ -52,7 +52,7 @@ def test_run_guarantee_is_the_budget_and_the_ledger_is_the_draws(monkeypatch, ep
     ((event, count),) = result.ledger.entries(0)
     assert count == len(draws) == 25
     assert all(d == (event.sigma, event.sensitivity, (6,)) for d in draws)
-    assert event == GaussianEvent(result.config["sigma"], 2.0 / 1500)
+    assert event == GaussianEvent(result.config["sigma"], L.gradient_sensitivity(1500))  # 2/n, as computed
 
 
 def test_model_is_a_function_of_the_released_gradients_only(monkeypatch):

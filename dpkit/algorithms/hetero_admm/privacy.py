@@ -69,6 +69,7 @@ from dpkit._validation import check_integer, check_nonnegative, check_positive, 
 from dpkit.accounting.calibration import CalibrationResult
 from dpkit.accounting.events import PrivacyEvent, compose, repeat
 from dpkit.algorithms.substrate.budget import Budget, calibrate_noise
+from dpkit.mechanisms.float_sensitivity import DIMENSION_LIMIT, mean_sensitivity
 from dpkit.mechanisms.gaussian import GaussianMechanism
 
 __all__ = [
@@ -107,14 +108,21 @@ def round_sensitivity(c1: float, m: int, mu: float, tol: float) -> float:
 
 
 def correction_sensitivity(label_epsilon: float, m: int) -> float:
-    """2K/m_i with K = 1/(e^{ε_label} − 1): L2 sensitivity of b_i = −K·mean_j y′_j x_j (‖x‖ ≤ 1).
+    """2K/m_i with K = 1/(e^{ε_label} − 1): L2 sensitivity of b_i = −K·mean_j y′_j x_j (‖x‖ ≤ 1), as computed.
+
+    The released b_i is ``-K * np.mean(y[:, None] * X, axis=0)`` in doubles (K the double
+    :attr:`~dpkit.algorithms.hetero_admm.unbiased_loss.UnbiasedLogistic.shift`): a sum of m_i
+    exact terms y′_j x_j in any order, a division by m_i and a product by K, which adds
+    K·γ_{m_i+1} on each side (Higham 2002, eq. (4.4); Casacuberta et al. 2022), so the value is
+    :func:`~dpkit.mechanisms.float_sensitivity.mean_sensitivity` (m_i, 1, scale=K), rounded up
+    (its underflow allowance taken for d ≤ 2³¹ columns).
 
     >>> round(correction_sensitivity(math.log(2.0), 10), 12)     # K = 1
     0.2
     """
     label_epsilon = check_positive("label_epsilon", label_epsilon)
     m = check_integer("m", m, minimum=1)
-    return 2.0 / (math.expm1(label_epsilon) * m)
+    return mean_sensitivity(m, 1.0, scale=1.0 / math.expm1(label_epsilon), dimension=DIMENSION_LIMIT)
 
 
 def averaged_rounds(rounds: int) -> int:

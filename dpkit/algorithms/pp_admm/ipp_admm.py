@@ -160,6 +160,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -191,6 +192,7 @@ from dpkit.algorithms.pp_admm.pp_admm import (
 )
 from dpkit.algorithms.substrate.result import TrainingResult, finish
 from dpkit.algorithms.substrate.spec import AlgorithmSpec, graph_runner
+from dpkit.mechanisms.float_sensitivity import UNIT_ROUNDOFF, interval_mean_sensitivity, mean_error, round_up
 from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.sparse_vector import GatedRelease, GatedReleaseRun, SparseVector, svt_budget_split
 
@@ -241,14 +243,22 @@ def quality_scores(parts: Sequence[Dataset], previous: np.ndarray, candidates: n
 
 
 def quality_sensitivity(n_samples: int, clip: float, release_sensitivity: float) -> float:
-    """Δ_q = 2C_loss/|D_i| + Δ_i (module docstring), rounded up.
+    """Δ_q = 2C_loss/|D_i| + Δ_i (module docstring) plus the rounding of the computed score, rounded up.
+
+    q is computed as fl(Â − B̂), Â and B̂ ``np.mean`` of |D_i| clipped losses in [0, C_loss]:
+    each mean moves by at most C_loss/|D_i| (+ Δ_i for B̂) plus both sides' rounding
+    (:func:`~dpkit.mechanisms.float_sensitivity.interval_mean_sensitivity`, Higham 2002,
+    eq. (4.4)), and the subtraction adds u·|Â − B̂| ≤ u·(C_loss + the mean's error) on each side.
+    The rounding of the per-record losses themselves at θ̂ (the Δ_i part) is not covered.
 
     >>> round(quality_sensitivity(100, 2.0, 0.01), 12)
     0.05
     """
     n_samples = check_integer("n_samples", n_samples, minimum=1)
-    return math.nextafter(2.0 * check_positive("clip", clip) / n_samples + check_positive(
-        "release_sensitivity", release_sensitivity), math.inf)
+    clip = check_positive("clip", clip)
+    mean = Fraction(interval_mean_sensitivity(n_samples, 0.0, clip))
+    subtraction = 2 * UNIT_ROUNDOFF * (Fraction(clip) + Fraction(mean_error(n_samples, clip)))
+    return round_up(2 * mean + Fraction(check_positive("release_sensitivity", release_sensitivity)) + subtraction)
 
 
 def gate_mechanisms(releases: Sequence[GaussianMechanism], sizes: Sequence[int], *, epsilon_svt: float, cap: int,

@@ -60,6 +60,7 @@ from dpkit.accounting.gdp import gdp_mu_for
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.algorithms.substrate.budget import Budget
 from dpkit.algorithms.substrate.data import INTERCEPT, Dataset, data_ranges, normalise, scale_to_ranges
+from dpkit.mechanisms.float_sensitivity import sqrt_up
 from dpkit.mechanisms.gaussian import GaussianMechanism
 from dpkit.mechanisms.ledger import PrivacyLedger
 
@@ -176,7 +177,8 @@ def estimate_ranges(X: np.ndarray, budget: Budget, *, rng: np.random.Generator |
         raise ValueError(f"X must be a non-empty 2-D array of training rows, got X.shape={X.shape}")
     d = X.shape[1]
     replace = budget.neighbouring == NeighbouringRelation.REPLACE_ONE
-    sensitivity = math.sqrt((2.0 if replace else 1.0) * d)
+    # the counts are exact integers (no float error in the query); √(2d) or √d rounded up, never below
+    sensitivity = sqrt_up((2 if replace else 1) * d)
     mu = math.sqrt(share) * gdp_mu_for(budget.epsilon, budget.delta)
     mechanism = GaussianMechanism(sigma=sensitivity / mu, sensitivity=sensitivity)
     ledger = PrivacyLedger(1, neighbouring=budget.neighbouring)

@@ -43,9 +43,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--claimed-delta", type=float, help="claimed delta (default 0)")
     parser.add_argument("--mechanism-epsilon", type=float, help="epsilon the built-in is calibrated to (default: claimed)")
     parser.add_argument("--mechanism-delta", type=float, help="delta of the built-in gaussian (default: claimed)")
-    parser.add_argument("--float-safe", action="store_true", default=None,
-                        help="built-in laplace/gaussian: the float-safe form (snapping; the discrete Gaussian on a "
-                             "power-of-two grid) instead of the continuous one, which is not private as executed")
+    parser.add_argument("--continuous-noise", action="store_true", default=None,
+                        help="built-in laplace/gaussian: numpy's continuous sampler (float_safe=False), which is not "
+                             "private as executed, instead of the default float-safe one (the continuous output "
+                             "rounded exactly to a power-of-two lattice)")
     parser.add_argument("--sensitivity", type=float, help="query sensitivity / pattern step (default 1)")
     parser.add_argument("--threshold", type=float, help="svt and above-threshold: threshold T (default 1)")
     parser.add_argument("--cutoff", type=int, help="svt: cut-off c (default 1)")

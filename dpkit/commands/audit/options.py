@@ -70,7 +70,7 @@ _MECHANISM_OPTIONS: dict[str, tuple[tuple[str, ...], Any]] = {
     "threshold": (("svt", "above-threshold"), 1.0),
     "cutoff": (("svt",), 1),
     "mechanism_delta": (("gaussian",), None),
-    "float_safe": (("laplace", "gaussian"), False),
+    "continuous_noise": (("laplace", "gaussian"), False),
 }
 # Options that apply to mechanism audits only (never to --algorithm), with their defaults.
 _MECHANISM_ONLY: dict[str, Any] = {
@@ -116,11 +116,6 @@ def check_options(args: argparse.Namespace) -> None:
                              f"not to --mechanism {args.mechanism}")
         if value is None and args.mechanism in names:
             setattr(args, option, default)
-    if args.float_safe:
-        if args.length not in (None, 1):
-            raise ValueError(f"--float-safe releases one scalar per call (its guarantee is for one scalar query): "
-                             f"--length must be 1, got --length {args.length}")
-        args.length = 1
     for option in ("claimed_delta", "sensitivity", "length"):
         if getattr(args, option) is None:
             setattr(args, option, _MECHANISM_ONLY[option])

@@ -27,10 +27,10 @@ def _builtin(name: str, args: argparse.Namespace) -> tuple[Any, str]:
     delta = args.mechanism_delta if args.mechanism_delta is not None else args.claimed_delta
     sens = args.sensitivity
     table: dict[str, Callable[[], tuple[Any, str]]] = {
-        "laplace": lambda: (m.LaplaceMechanism.from_epsilon(eps, sens, float_safe=True) if args.float_safe
-                            else m.LaplaceMechanism(scale=sens / eps, sensitivity=sens), "statdp-one"),
+        "laplace": lambda: (m.LaplaceMechanism.from_epsilon(eps, sens, float_safe=not args.continuous_noise),
+                            "statdp-one"),
         "gaussian": lambda: (m.GaussianMechanism.from_epsilon_delta(eps, delta, sensitivity=sens,
-                                                                    float_safe=bool(args.float_safe)), "statdp-one"),
+                                                                    float_safe=not args.continuous_noise), "statdp-one"),
         "rnm": lambda: (m.ReportNoisyMax(epsilon=eps, sensitivity=sens, noise=args.noise), "statdp"),
         "exponential": lambda: (m.ExponentialMechanism(epsilon=eps, sensitivity=sens), "statdp"),
         "permute-and-flip": lambda: (m.PermuteAndFlip(epsilon=eps, sensitivity=sens), "statdp"),
