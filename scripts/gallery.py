@@ -33,9 +33,10 @@ _BRIDGED = "bridged: rng is passed to mech.sample"
 
 
 def dpkit_cases() -> list[LibraryCase]:
-    """dpkit's own mechanisms on the same sum of records in [0, 1] (sensitivity 1): the continuous
-    Laplace and Gaussian mechanisms as they are by default (not private as executed) beside their
-    ``float_safe=True`` forms, and the snapping and discrete mechanisms."""
+    """dpkit's own mechanisms on the same sum of records in [0, 1] (sensitivity 1): the Laplace and
+    Gaussian mechanisms as they are by default (float-safe: private as executed) beside their
+    ``float_safe=False`` opt-out (numpy's continuous samplers, not private as executed), and the
+    snapping and discrete mechanisms."""
     pairs = [(np.zeros(10), np.r_[1.0, np.zeros(9)])]
     relation = "replace one record in [0, 1] of a sum (sensitivity 1)"
 
@@ -47,19 +48,18 @@ def dpkit_cases() -> list[LibraryCase]:
         return mechanism
 
     snap = SnappingMechanism.from_epsilon(1.0, bound=100.0)
-    safe_laplace = LaplaceMechanism.from_epsilon(1.0, float_safe=True)
-    safe_gaussian = GaussianMechanism.from_epsilon_delta(1.0, 1e-5, float_safe=True)
+    laplace, gaussian = LaplaceMechanism.from_epsilon(1.0), GaussianMechanism.from_epsilon_delta(1.0, 1e-5)
     return [
-        LibraryCase("dpkit", "numpy", "LaplaceMechanism (eps 1)", on_sum(LaplaceMechanism.from_epsilon(1.0)), pairs,
-                    1.0, 0.0, "from_epsilon(1.0)", relation, _BRIDGED, "refute", answer=np.sum),
-        LibraryCase("dpkit", "numpy", "LaplaceMechanism float_safe=True (eps 1)", on_sum(safe_laplace), pairs,
-                    safe_laplace.epsilon, 0.0, "from_epsilon(1.0, float_safe=True).epsilon", relation, _BRIDGED,
-                    "pass", answer=np.sum),
-        LibraryCase("dpkit", "numpy", "GaussianMechanism (1, 1e-5)", on_sum(GaussianMechanism.from_epsilon_delta(1.0, 1e-5)),
-                    pairs, 1.0, 1e-5, "from_epsilon_delta(1.0, 1e-5)", relation, _BRIDGED, "refute", answer=np.sum),
-        LibraryCase("dpkit", "numpy", "GaussianMechanism float_safe=True (1, 1e-5)", on_sum(safe_gaussian), pairs,
-                    safe_gaussian.epsilon(1e-5), 1e-5, "from_epsilon_delta(1.0, 1e-5, float_safe=True).epsilon(1e-5)",
-                    relation, _BRIDGED, "pass", answer=np.sum),
+        LibraryCase("dpkit", "numpy", "LaplaceMechanism (eps 1)", on_sum(laplace), pairs, laplace.epsilon, 0.0,
+                    "from_epsilon(1.0).epsilon", relation, _BRIDGED, "pass", answer=np.sum),
+        LibraryCase("dpkit", "numpy", "LaplaceMechanism float_safe=False (eps 1)",
+                    on_sum(LaplaceMechanism.from_epsilon(1.0, float_safe=False)), pairs, 1.0, 0.0,
+                    "from_epsilon(1.0, float_safe=False)", relation, _BRIDGED, "refute", answer=np.sum),
+        LibraryCase("dpkit", "numpy", "GaussianMechanism (1, 1e-5)", on_sum(gaussian), pairs, gaussian.epsilon(1e-5),
+                    1e-5, "from_epsilon_delta(1.0, 1e-5).epsilon(1e-5)", relation, _BRIDGED, "pass", answer=np.sum),
+        LibraryCase("dpkit", "numpy", "GaussianMechanism float_safe=False (1, 1e-5)",
+                    on_sum(GaussianMechanism.from_epsilon_delta(1.0, 1e-5, float_safe=False)), pairs, 1.0, 1e-5,
+                    "from_epsilon_delta(1.0, 1e-5, float_safe=False)", relation, _BRIDGED, "refute", answer=np.sum),
         LibraryCase("dpkit", "numpy", "SnappingMechanism (eps 1, bound 100)", on_sum(snap), pairs, snap.epsilon, 0.0,
                     "SnappingMechanism.epsilon", relation, _BRIDGED, "pass", answer=np.sum),
         LibraryCase("dpkit", "numpy", "DiscreteLaplaceMechanism (scale 1)",

@@ -4,7 +4,9 @@ See :mod:`dpkit.mechanisms.base` for the shared contract (``event``, ``sample(va
 rng)``, ``as_audit_callable()``) and ``docs/mechanisms.md`` for which mechanism to pick.
 
 Modules: ``laplace``, ``gaussian``, ``discrete`` (exact CKS 2020 samplers), ``snapping``
-(Mironov 2012), ``float_safe`` (the ``float_safe=True`` forms of Laplace and Gaussian),
+(Mironov 2012), ``float_safe`` (the default, exactly rounded Laplace and Gaussian noise),
+``exact_comparison`` (the sparse vector's and noisy max's decisions on the exact reals),
+``float_sensitivity`` (sensitivities that cover a computed sum's rounding),
 ``randomized_response``, ``selection`` (noisy max, exponential mechanism,
 permute-and-flip), ``sparse_vector`` (SVT family), ``erm`` (objective/output perturbation,
 Ding et al. 2020's σ_i1 and σ_i2), ``dual_noise`` (ℓ2-Laplace noise, Zhang & Zhu 2016's DVP calibration).

@@ -92,7 +92,7 @@ class Mechanism(abc.ABC):
         if np.shape(output)[0] != len(agents):
             raise ValueError(f"values must hold one input per agent: {len(agents)} agents, "
                              f"{np.shape(output)[0]} outputs")
-        ledger.record_each(agents, self.event)
+        ledger.record_each(agents, self.event, checked=True)
         if not self.floating_point_safe:
             ledger.mark_not_as_executed(self.execution_note)
         return output
@@ -130,6 +130,10 @@ def check_size(size: Any) -> int | None:
 
 def check_value(value: Any, name: str = "value") -> np.ndarray:
     """The query answer as a float array (any shape), finite and real."""
+    if type(value) is np.ndarray and value.dtype == np.float64:  # the algorithms' path: one finiteness check
+        if not np.isfinite(value).all():
+            raise ValueError(f"{name} must be finite, got {name}={value!r}")
+        return value
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{name} must be a real number or an array of real numbers, got {name}={value!r}")
     try:

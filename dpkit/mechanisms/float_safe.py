@@ -12,8 +12,9 @@ alone, never on the data) and release, coordinate by coordinate,
     ``m_j · Λ``  with  ``m_j = ⌊(x_j + s·Y_j)/Λ + ½⌋``,
 
 where ``Y_j`` are i.i.d. N(0, 1) or Laplace(1) in exact real arithmetic; an answer beyond the
-largest double times Λ is first clamped there (a 1-Lipschitz map, so no sensitivity grows). The integer ``m`` is a deterministic
-function of the continuous mechanism's output ``x + sY``, so it has *every* guarantee of that
+largest double times Λ is first clamped there (a 1-Lipschitz map, so no sensitivity grows). The
+integer ``m`` is a deterministic function of the continuous mechanism's output ``x + sY``, so it
+has *every* guarantee of that
 mechanism at the same scale and sensitivity, by post-processing (Dwork & Roth 2014, Prop. 2.1):
 the zCDP/RDP curves, the exact δ(ε) of Balle & Wang 2018 and the privacy loss distribution are
 those of :class:`~dpkit.accounting.events.GaussianEvent` / ``LaplaceEvent``, unchanged. There is no
@@ -21,18 +22,19 @@ sensitivity inflation at any dimension: the rounding happens after the noise. Th
 is in turn a deterministic function of ``m`` (IEEE 754 rounds correctly, and Λ is a power of two),
 so no bit of the output carries anything else.
 
-**Exact sampling.** ``Y`` is a deterministic function of uniforms ``U``: Box & Muller (1958) for
-the Gaussian (``Y = √(−2 ln U₁)·cos 2πU₂`` and ``·sin 2πU₂``, an independent pair), the inverse
-CDF for Laplace (a sign bit times ``−ln U``). numpy draws the leading 53 (Laplace: 52) bits of
-each ``U``; the answer enters only through ``n = rint(x/Λ)`` and ``f = x/Λ − n``, both exact. The
-fast path evaluates ``f + (s/Λ)·Y`` in doubles with an error bound that covers every ``U`` in
-the drawn bits' interval and a relative error of up to ``2⁻⁴⁰`` in each of numpy's ``log``,
-``sqrt``, ``cos`` and ``sin`` (IEEE 754 requires ``sqrt`` correctly rounded; numpy documents at most
-4 ulp, 2⁻⁵⁰, for the others, so the allowance is 1,024 times that). Where the bound cannot
-decide ``m`` (about one coordinate in 10⁶), more bits of the same ``U`` are drawn and ``m`` is
-decided in mpmath's interval arithmetic, whose bounds are rigorous (:func:`_resolve`). So ``m``
-has exactly the stated distribution: no total-variation slack is added to δ. The same ``rng``
-gives the same output.
+**Exact sampling.** ``Y`` is a deterministic function of one uniform ``U`` per coordinate: the
+inverse CDF, ``Y = Φ⁻¹(U)`` for the Gaussian and a sign bit times ``−ln U`` for Laplace. numpy
+draws the leading 53 (Laplace: 52) bits of ``U``; the answer enters only through ``n = rint(x/Λ)``
+and ``f = x/Λ − n``, both exact. The fast path evaluates ``f + (s/Λ)·Y`` in doubles (scipy's
+``ndtri``, numpy's ``log``) with an error bound that covers every ``U`` in the drawn bits' interval
+and a relative error of up to ``2⁻⁴⁴`` in ``ndtri`` (Cephes documents a peak of 2.9·10⁻¹⁶, 2⁻⁵¹·⁶)
+and ``2⁻⁴⁰`` in ``log`` (numpy documents at most 4 ulp, 2⁻⁵⁰). Where the bound cannot decide ``m``
+(about one coordinate in 10⁷ for the Gaussian, 10⁶ for Laplace), more bits of the same ``U`` are
+drawn and ``m`` is decided in mpmath's interval arithmetic, whose bounds are rigorous: ``−ln`` on
+the interval for Laplace, and for the Gaussian the comparison of ``U`` with Φ at the two rounding
+boundaries, Φ enclosed by its alternating Taylor series (:func:`_resolve`, :func:`_resolve_gaussian`).
+So ``m`` has exactly the stated distribution: no total-variation slack is added to δ. The same
+``rng`` gives the same output.
 
 The answer's own floating-point error (a sum of clipped values computed in doubles) is a
 property of the query, not of the noise: its sensitivity must cover it
@@ -49,6 +51,7 @@ from typing import Any, Callable, Iterator
 
 import mpmath
 import numpy as np
+from scipy import special
 
 from dpkit._validation import check_rng
 from dpkit.mechanisms.base import check_size, check_value, finish, output_shape
@@ -67,6 +70,16 @@ _BITS53 = 2.0**-53         # numpy's random(): k·2⁻⁵³, k uniform in [0, 2�
 _BITS52 = 2.0**-52
 _CLAMP = sys.float_info.max  # |x/Λ| is clamped here, so that it stays finite
 _REFINE_BITS = 32
+_NDTRI_SLACK = 2.0**-44    # allowed relative error of scipy's ndtri (Cephes documents a peak of 2.9e-16 < 2⁻⁵¹)
+_INSIDE = 3.5              # |Φ⁻¹(U)| ≤ this on the draws that one constant margin decides
+with mpmath.workdps(40):  # each constant rounded to nearest, then one ulp towards safety
+    _INSIDE_LOW = math.nextafter(float(mpmath.ncdf(-_INSIDE)), 1.0)  # r ≥ this: Φ⁻¹ ≥ −3.5 on [r, r + w]
+    _INSIDE_HIGH = math.nextafter(float(mpmath.ncdf(_INSIDE) - mpmath.mpf(_BITS53)), 0.0)  # r ≤ this: Φ⁻¹ ≤ 3.5
+    _GAUSSIAN_MARGIN = math.nextafter(float(_BITS53 * mpmath.sqrt(2 * mpmath.pi) * mpmath.exp(_INSIDE**2 / 2)
+                                            + (_INSIDE + 1) * _NDTRI_SLACK + 2.0**-49), 1.0)
+"""Bound on |Y − ndtri(r)| in the inside region, in units of Y: the move of Φ⁻¹ over [r, r + w] (at
+most w/φ(3.5) = 2⁻⁴²·⁸), ndtri's allowance 2⁻⁴⁴(3.5 + 1), and the rounding of ``units·Y + f``
+(2⁻⁵²·3.5 per unit of ``units``, within 2⁻⁴⁹)."""
 _CHUNK = 1 << 14           # coordinates per pass: the fast path's temporaries stay in the CPU cache
 
 
@@ -173,47 +186,33 @@ def _sample(value: Any, scale: float, size: int | None, rng: Any,
 
 
 def _gaussian_units(offset: np.ndarray, units: float, generator: np.random.Generator) -> np.ndarray:
-    """``⌊f + (σ/Λ)·Y + ½⌋`` per coordinate, ``Y`` from Box–Muller pairs (cos half, then sin half).
+    """``⌊f + (σ/Λ)·Y + ½⌋`` per coordinate, ``Y = Φ⁻¹(U)`` (the inverse CDF, scipy's ``ndtri``).
 
-    Error bound of the fast path, per pair: ``U₁ ∈ (t − w, t]`` (``w = 2⁻⁵³``) moves ``R² = −2 ln U₁``
-    by at most ``2w/(t − w)``; with ``log``'s relative error, ``R²`` lies in an interval of width
-    ``D ≤ 2⁻³⁹R̂² + 2w/(t − w)``, so ``R`` in one of half-width ``≤ D/(2R̂)·(1 + 2⁻³⁸)
-    ≤ (1 + 2⁻³⁸)(2⁻⁴⁰R̂ + w/((t − w)R̂))``. ``2πU₂`` over its interval, π's rounding and
-    ``cos``/``sin`` move the factor by ``< 2·2⁻⁴⁰``; products and sums add relative ``2⁻⁵²`` each.
-    ``|Y − Ŷ| ≤ 7·2⁻⁴⁰R̂ + 5·2⁻⁴⁰ + 1.0000002·w/((t − w)R̂)`` covers all of these."""
-    count = offset.size
-    pairs = (count + 1) // 2
-    first, second = generator.random(pairs), generator.random(pairs)
-    top = 1.0 - first  # U₁ ∈ (top − 2⁻⁵³, top], top ∈ [2⁻⁵³, 1], exact (callers silence divide/invalid)
-    radius = np.log(top)
-    radius *= -2.0
-    np.sqrt(radius, out=radius)
-    angle = second * (2.0 * math.pi)
-    normal = np.empty(2 * pairs)
-    np.multiply(np.cos(angle), radius, out=normal[:pairs])
-    np.multiply(np.sin(angle, out=angle), radius, out=normal[pairs:])
-    top -= _BITS53
-    top *= radius
-    error = np.divide(1.0000002 * _BITS53, top, out=top)  # ∞ or NaN where undecidable (R̂ = 0, t = w)
-    error += radius * (7.0 * _SLACK)
-    threshold = error
-    threshold *= -units
-    threshold += 0.5 - (5.0 * units + 2.0) * _SLACK
-    value = normal[:count]
-    value *= units
+    Error bound of the fast path: ``U ∈ [r, r + w]`` (``w = 2⁻⁵³``). Where ``[r, r + w]`` lies in
+    ``[Φ(−3.5), Φ(3.5)]`` (all but 5·10⁻⁴ of the draws), ``Φ⁻¹`` moves by at most ``w·√(2π)e^6.125``
+    over it, and ``ndtri``'s own error is allowed ``2⁻⁴⁴(|Y| + 1)``; one constant margin
+    (:data:`_GAUSSIAN_MARGIN`) decides those. Elsewhere, ``ndtri(r + w) − ndtri(r)`` bounds the move
+    coordinate by coordinate (monotonicity), with the same allowance at both ends. The margin is
+    about 2⁻²⁵ lattice units, so about one coordinate in 10⁷ takes the slow path."""
+    draws = generator.random(offset.size)
+    normal = special.ndtri(draws)  # −∞ at r = 0: undecidable, the slow path
+    value = normal * units
     value += offset
     rounded = np.rint(value)
     value -= rounded
-    sure = np.abs(value, out=value) < np.concatenate([threshold, threshold])[:count]
+    distance = np.abs(value, out=value)
+    sure = distance < 0.5 - (units * _GAUSSIAN_MARGIN + 2.0**-49)
+    outside = (draws < _INSIDE_LOW) | (draws > _INSIDE_HIGH)
+    if outside.any():
+        tails = np.flatnonzero(outside)
+        low, high = normal[tails], special.ndtri(draws[tails] + _BITS53)  # exact sums: r is a multiple of w
+        error = (high - low) * (1.0 + 2.0**-50) + (np.abs(low) + np.abs(high) + 2.0) * (2.0 * _NDTRI_SLACK)
+        sure[tails] = distance[tails] < 0.5 - (units * error + 2.0**-49)  # NaN or ∞ error: False
     if sure.all():
         return rounded
-    states: dict[int, list[list[int]]] = {}  # a pair's cos and sin are decided from the same U₁, U₂
     for index in np.flatnonzero(~sure):
-        pair = int(index) % pairs
-        state = states.setdefault(pair, [[round((1.0 - float(first[pair])) / _BITS53) - 1, 53],  # U₁
-                                         [round(float(second[pair]) / _BITS53), 53]])
-        transform = _box_muller_sin if index >= pairs else _box_muller_cos
-        rounded[index] = _resolve(float(offset[index]), units, transform, state, generator)
+        state = [round(float(draws[index]) / _BITS53), 53]  # U ∈ [r, r + 2⁻⁵³]
+        rounded[index] = _resolve_gaussian(float(offset[index]), units, state, generator)
     return rounded
 
 
@@ -248,12 +247,63 @@ def _laplace_units(offset: np.ndarray, units: float, generator: np.random.Genera
 
 # ---------------------------------------------------------------- the rigorous slow path
 
-def _box_muller_cos(u: list[Any]) -> Any:
-    return mpmath.iv.sqrt(-2 * mpmath.iv.log(u[0])) * mpmath.iv.cos(2 * mpmath.iv.pi * u[1])
+def _normal_cdf(x: Any) -> Any:
+    """An interval enclosing Φ(x) for the interval ``x`` (mpmath ``iv``, at ``iv.prec``): the Taylor
+    series of erf (Abramowitz & Stegun 1964, 7.1.5), alternating with terms that decrease once
+    n > z², so the first omitted term bounds the remainder (Leibniz); the caller sets a precision
+    that absorbs the series' cancellation (about z²·log₂e bits)."""
+    z = x / mpmath.iv.sqrt(2)
+    square = z * z
+    bound = float(max(abs(mpmath.mpf(z.a)), abs(mpmath.mpf(z.b))))
+    term, total, n = z, z, 0
+    tolerance = mpmath.ldexp(1, -mpmath.iv.prec)
+    while True:
+        n += 1
+        term = -term * square / n
+        addend = term / (2 * n + 1)
+        if n > 2 * bound * bound + 2 and mpmath.mpf(abs(addend).b) < tolerance:
+            remainder = mpmath.mpf(abs(addend).b)
+            total += mpmath.iv.mpf([-remainder, remainder])
+            break
+        total += addend
+    return (1 + total * 2 / mpmath.iv.sqrt(mpmath.iv.pi)) / 2
 
 
-def _box_muller_sin(u: list[Any]) -> Any:
-    return mpmath.iv.sqrt(-2 * mpmath.iv.log(u[0])) * mpmath.iv.sin(2 * mpmath.iv.pi * u[1])
+def _resolve_gaussian(offset: float, units: float, state: list[int], generator: np.random.Generator) -> float:
+    """``⌊f + units·Φ⁻¹(U) + ½⌋`` exactly for ``U ∈ [N, N + 1]·2⁻ᴮ`` (``state = [N, B]``, refined in
+    place): the answer is ``k`` when ``Φ((k − ½ − f)/units) < U < Φ((k + ½ − f)/units)``, checked
+    with :func:`_normal_cdf`'s rigorous enclosures; ``k`` starts at a guess and moves one step
+    at a time while the uniform's interval lies wholly on one side, and while it straddles a
+    boundary 32 more bits of ``U`` are drawn (so this ends with probability 1)."""
+    saved = mpmath.iv.prec
+    guess = None
+    try:
+        while True:
+            numerator, bits = state
+            with mpmath.workprec(bits + 64):
+                low, high = mpmath.mpf((numerator, -bits)), mpmath.mpf((numerator + 1, -bits))
+                if guess is None:
+                    middle = (low + high) / 2
+                    guess = int(mpmath.floor(offset + units * mpmath.sqrt(2) * mpmath.erfinv(2 * middle - 1) + 0.5)) \
+                        if 0 < middle < 1 else 0
+            edges = [(guess + side - offset) / units for side in (-0.5, 0.5)]
+            precision = bits + 96 + int(2 * max(edge * edge for edge in edges) / 2 + 64)
+            with mpmath.workprec(precision):
+                mpmath.iv.prec = precision
+                below, above = (_normal_cdf((mpmath.iv.mpf(guess) + side - mpmath.iv.mpf(offset)) / mpmath.iv.mpf(units))
+                                for side in (-0.5, 0.5))
+                if high < mpmath.mpf(below.a):
+                    guess -= 1
+                    continue
+                if low > mpmath.mpf(above.b):
+                    guess += 1
+                    continue
+                if low > mpmath.mpf(below.b) and high < mpmath.mpf(above.a):
+                    return float(guess)
+            state[0] = (numerator << _REFINE_BITS) + int(generator.integers(0, 2**_REFINE_BITS))
+            state[1] = bits + _REFINE_BITS
+    finally:
+        mpmath.iv.prec = saved
 
 
 def _exponential(u: list[Any]) -> Any:

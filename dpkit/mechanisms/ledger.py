@@ -106,14 +106,15 @@ class PrivacyLedger:
             raise ValueError(f"agents must be distinct, got agents={agents!r}")
         return indices
 
-    def record_each(self, agents: Any, event: PrivacyEvent) -> None:
-        """Append ``event`` once to each agent's entries: :meth:`record` for every agent of ``agents``.
+    def record_each(self, agents: Any, event: PrivacyEvent, *, checked: bool = False) -> None:
+        """Append ``event`` once to each agent's entries: :meth:`record` for every agent of ``agents``
+        (``checked=True``: ``agents`` is already the list :meth:`check_agents` returned).
 
         Called by :meth:`~dpkit.mechanisms.base.Mechanism.release_each`; algorithms never call it.
         """
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"event must be a PrivacyEvent, got event={event!r}")
-        for agent in self.check_agents(agents):
+        for agent in (agents if checked else self.check_agents(agents)):
             entries = self._entries[agent]
             if entries and (entries[-1][0] is event or entries[-1][0] == event):
                 entries[-1][1] += 1

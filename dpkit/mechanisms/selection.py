@@ -21,21 +21,31 @@ Permute-and-flip       visit candidates in random order,    ε-DP (McKenna & She
 
 Bounded range holds in the monotonic case too: the log-ratio of output probabilities
 varies by at most ε·Δ/Δ across outputs when every shift lies in [0, Δ].
+
+**Private as executed** (default ``float_safe=True``): every index is the argmax of the exact reals
+u_i + Z_i, the noise sampled exactly (:func:`~dpkit.mechanisms.exact_comparison.noisy_argmax`), so the
+output law is exactly the analysed one. The exponential mechanism is drawn as its Gumbel-max form and
+permute-and-flip as report-noisy-max with exponential noise (the same output laws), both decided exactly.
+``float_safe=False`` opts out to the float samplers (numpy's continuous noise, or probabilities computed
+in doubles), whose output law is the analysed one only up to rounding.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from dpkit._validation import check_positive, check_rng
 from dpkit.accounting.events import ExponentialMechanismEvent, PrivacyEvent, PureDPEvent
 from dpkit.mechanisms.base import Mechanism, check_size, check_vector
+from dpkit.mechanisms.exact_comparison import UnitNoise, check_noise_scale, noisy_argmax
+from dpkit.mechanisms.float_safe import resolve_float_safe
 
 NOISES = ("laplace", "exponential", "gumbel")
 _BATCH_ELEMENTS = 1 << 22
+_EXACT_BATCH_ELEMENTS = 1 << 20  # the exact argmax keeps more arrays alive per element
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,14 +53,21 @@ class _Selection(Mechanism):
     epsilon: float
     sensitivity: float = 1.0
     monotonic: bool = False
-
-    floating_point_safe: ClassVar[bool] = False
+    float_safe: bool | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "float_safe", resolve_float_safe(self.float_safe))
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         if not isinstance(self.monotonic, (bool, np.bool_)):
             raise TypeError(f"monotonic must be a bool, got monotonic={self.monotonic!r}")
+        if self.float_safe:
+            check_noise_scale("scale", self.scale)
+
+    @property
+    def floating_point_safe(self) -> bool:  # type: ignore[override]
+        """Whether the output law is the analysed one as computed: ``float_safe``."""
+        return self.float_safe
 
     @property
     def scale(self) -> float:
@@ -59,6 +76,20 @@ class _Selection(Mechanism):
 
     def _finish(self, index: np.ndarray, size: int | None) -> Any:
         return int(index[0]) if size is None else index.astype(np.int64)
+
+    def _exact_argmax(self, value: Any, size: int | None, rng: Any, noise: str) -> Any:
+        """``size`` indices argmax_i u_i + s·Z_i, decided exactly (:func:`noisy_argmax`)."""
+        scores = check_vector(value, "scores")
+        size = check_size(size)
+        generator = check_rng(rng)
+        runs = 1 if size is None else size
+        out = np.empty(runs, dtype=np.int64)
+        step = max(1, _EXACT_BATCH_ELEMENTS // scores.size)
+        for start in range(0, runs, step):
+            rows = min(step, runs - start)
+            draws = UnitNoise(noise, rows * scores.size, generator)
+            out[start : start + rows] = noisy_argmax(scores, self.scale, draws)
+        return self._finish(out, size)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +100,11 @@ class ReportNoisyMax(_Selection):
     Sheldon 2020 and Ding et al. 2021 for exponential noise, which has the law of
     permute-and-flip); with Gumbel noise it *is* the exponential mechanism, ε-bounded-range
     (event :class:`ExponentialMechanismEvent`, ε²/8-zCDP; Cesar & Rogers 2021).
+
+    ``float_safe=True`` (default): the argmax of the exact reals, the noise sampled exactly
+    (:func:`~dpkit.mechanisms.exact_comparison.noisy_argmax`); ``False``: numpy's continuous noise
+    added and compared in doubles; ``None``: ``True`` unless built inside
+    :func:`~dpkit.mechanisms.float_safe.continuous_noise`.
 
     Examples
     --------
@@ -95,6 +131,8 @@ class ReportNoisyMax(_Selection):
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
         """Index (int) of the noisy maximum, or an int array of ``size`` independent indices."""
+        if self.float_safe:
+            return self._exact_argmax(value, size, rng, self.noise)
         scores = check_vector(value, "scores")
         size = check_size(size)
         generator = check_rng(rng)
@@ -118,8 +156,10 @@ class ExponentialMechanism(_Selection):
     """The exponential mechanism: P(i) ∝ exp(ε u_i/(2Δ)) (exp(ε u_i/Δ) for monotonic scores).
 
     Guarantee: ε-DP (McSherry & Talwar 2007, Thm 6) and ε-bounded range, hence ε²/8-zCDP
-    (Cesar & Rogers 2021, Lemma 3.2). Sampled by inverse CDF from the exact (log-sum-exp
-    normalised) probabilities.
+    (Cesar & Rogers 2021, Lemma 3.2). ``float_safe=True`` (default): sampled as argmax_i u_i + s·G_i
+    with G_i i.i.d. standard Gumbel (the Gumbel-max form, of exactly this law), decided exactly: one
+    uniform per candidate and sample; ``False``: by inverse CDF from the (log-sum-exp normalised)
+    probabilities computed in doubles, one uniform per sample.
 
     Examples
     --------
@@ -145,6 +185,8 @@ class ExponentialMechanism(_Selection):
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
         """Index (int) drawn from the exponential mechanism, or ``size`` independent indices."""
+        if self.float_safe:
+            return self._exact_argmax(value, size, rng, "gumbel")
         cumulative = np.cumsum(self.probabilities(value))
         size = check_size(size)
         generator = check_rng(rng)
@@ -160,8 +202,9 @@ class PermuteAndFlip(_Selection):
 
     Guarantee: ε-DP (McKenna & Sheldon 2020, Thm 1; monotonic scores use ε/Δ). Never worse in
     expected quality than the exponential mechanism. Same output law as report-noisy-max with
-    exponential noise (Ding, Kifer et al. 2021). Vectorised over runs: one random permutation
-    and one row of coins per run.
+    exponential noise (Ding, Kifer et al. 2021). ``float_safe=True`` (default): sampled as that
+    report-noisy-max, decided exactly; ``False``: the algorithm itself with coins of probabilities
+    computed in doubles, vectorised over runs (one random permutation and one row of coins per run).
 
     Examples
     --------
@@ -177,6 +220,8 @@ class PermuteAndFlip(_Selection):
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> Any:
         """Index (int) chosen by permute-and-flip, or ``size`` independent indices."""
+        if self.float_safe:
+            return self._exact_argmax(value, size, rng, "exponential")
         scores = check_vector(value, "scores")
         accept = np.exp((scores - scores.max()) / self.scale)
         size = check_size(size)

@@ -29,6 +29,15 @@ is determined by the number of ⊤ before it, so nothing is lost).
 
 The threshold is a scalar; for per-query thresholds T_i pass the queries q_i − T_i with
 threshold 0 (same sensitivity).
+
+**Private as executed** (default ``float_safe=True``): every ⊤/⊥ is the comparison of the exact reals
+q_i + ν_i and T + ρ, with the noise sampled exactly and ρ one real shared by all the queries of a run
+(:mod:`dpkit.mechanisms.exact_comparison`), so the output law is the analysed mechanism's and the events
+above hold for the codes released. Released numbers are rounded exactly to a power-of-two lattice, a
+post-processing (the answers of :class:`NumericSparse` through
+:func:`~dpkit.mechanisms.float_safe.sample_lattice_laplace`, the gaps of :class:`SparseVectorWithGap`
+by :func:`~dpkit.mechanisms.exact_comparison.decide_above`). ``float_safe=False`` opts out to numpy's
+continuous samplers compared in doubles; runs that use it carry the "not private as executed" note.
 """
 
 from __future__ import annotations
@@ -49,10 +58,13 @@ from dpkit.accounting.events import (
     SparseVectorEvent,
 )
 from dpkit.mechanisms.base import Mechanism, check_size, check_vector
+from dpkit.mechanisms.exact_comparison import NoiseVector, UnitNoise, check_noise_scale, decide_above
+from dpkit.mechanisms.float_safe import check_lattice_scale, lattice, resolve_float_safe, sample_lattice_laplace
 
 THRESHOLD_NOISES = ("lyu", "ding")
 ABOVE, BELOW, UNANSWERED = 1, 0, -1
 _BATCH_ELEMENTS = 1 << 22
+_EXACT_BATCH_ELEMENTS = 1 << 20  # the exact comparisons keep more arrays alive per element
 
 
 def svt_budget_split(epsilon: float, cutoff: int, monotonic: bool = False) -> tuple[float, float]:
@@ -76,24 +88,34 @@ def svt_budget_split(epsilon: float, cutoff: int, monotonic: bool = False) -> tu
 
 
 def _svt_runs(
-    gate: "SparseVector | GaussianSparseVector", queries: np.ndarray, runs: int, generator: np.random.Generator
+    gate: "SparseVector | GaussianSparseVector", queries: np.ndarray, runs: int, generator: np.random.Generator,
+    unit: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(codes int8 (runs, m), gaps float (runs, m)) for ``runs`` independent runs of ``gate``."""
+    """(codes int8 (runs, m), gaps float (runs, m)) for ``runs`` independent runs of ``gate``. Float-safe
+    gates decide exactly and, given the lattice ``unit``, round the ⊤ gaps exactly to it (the gaps are NaN
+    without it, and where ⊥)."""
     m = queries.size
     if gate.max_queries is not None and m > gate.max_queries:
         raise ValueError(f"queries must have at most max_queries={gate.max_queries} entries, got {m}")
     threshold, cutoff = gate.threshold, gate.cutoff
     codes = np.empty((runs, m), dtype=np.int8)
-    gaps = np.empty((runs, m), dtype=float)
-    step = max(1, _BATCH_ELEMENTS // m)
+    gaps = np.full((runs, m), np.nan)
+    step = max(1, (_EXACT_BATCH_ELEMENTS if gate.float_safe else _BATCH_ELEMENTS) // m)
     for start in range(0, runs, step):
         rows = min(step, runs - start)
-        noisy_threshold = threshold + gate.threshold_noise_draw(generator, (rows, 1))
-        gap = queries + gate.query_noise_draw(generator, (rows, m)) - noisy_threshold
-        above = gap >= 0.0
+        if gate.float_safe:
+            noisy_threshold = NoiseVector(gate.noise_kind, rows, generator)
+            noise = UnitNoise(gate.noise_kind, rows * m, generator)
+            above, gap = decide_above(queries, threshold, noise, gate.query_scale, noisy_threshold,
+                                      gate.threshold_scale, unit)
+        else:
+            noisy = threshold + gate.threshold_noise_draw(generator, (rows, 1))
+            gap = queries + gate.query_noise_draw(generator, (rows, m)) - noisy
+            above = gap >= 0.0
         before = np.cumsum(above, axis=1) - above
         codes[start : start + rows] = np.where(before < cutoff, above, UNANSWERED)
-        gaps[start : start + rows] = gap
+        if gap is not None:
+            gaps[start : start + rows] = gap
     return codes, gaps
 
 
@@ -102,25 +124,39 @@ def _restarted_runs(
     generator: np.random.Generator,
 ) -> np.ndarray:
     """int8 codes (runs, m) of ``restarts`` runs of ``gate`` back to back, a fresh threshold after each
-    run's c-th ⊤ (:class:`GatedRelease` with ``restarts`` > 1); one column at a time."""
+    run's c-th ⊤ (:class:`GatedRelease` with ``restarts`` > 1); one column at a time. A float-safe gate
+    decides exactly, each run's threshold noise one refinable real until it is redrawn."""
     m = queries.size
     codes = np.full((runs, m), UNANSWERED, dtype=np.int8)
     step = max(1, _BATCH_ELEMENTS // m)
+    if gate.float_safe:  # one column at a time: at most this many runs' arrays alive
+        step = min(step, _EXACT_BATCH_ELEMENTS)
     for start in range(0, runs, step):
         rows = min(step, runs - start)
-        threshold = gate.threshold + gate.threshold_noise_draw(generator, rows)
+        if gate.float_safe:
+            noisy = NoiseVector(gate.noise_kind, rows, generator)
+        else:
+            threshold = gate.threshold + gate.threshold_noise_draw(generator, rows)
         above_count = np.zeros(rows, dtype=np.int64)
         run_queries = np.zeros(rows, dtype=np.int64)
         for j in range(m):
             active = above_count < restarts * gate.cutoff
             if gate.max_queries is not None:
                 active &= run_queries < gate.max_queries
-            above = active & (queries[j] + gate.query_noise_draw(generator, rows) >= threshold)
+            if gate.float_safe:
+                noise = UnitNoise(gate.noise_kind, rows, generator)
+                above = active & decide_above(queries[j : j + 1], gate.threshold, noise, gate.query_scale, noisy,
+                                              gate.threshold_scale)[0][:, 0]
+            else:
+                above = active & (queries[j] + gate.query_noise_draw(generator, rows) >= threshold)
             codes[start : start + rows, j] = np.where(active, above, UNANSWERED)
             run_queries += active
             above_count += above
             ended = above & (above_count % gate.cutoff == 0) & (above_count < restarts * gate.cutoff)
-            threshold[ended] = gate.threshold + gate.threshold_noise_draw(generator, int(ended.sum()))
+            if gate.float_safe:
+                noisy.redraw(np.flatnonzero(ended), generator)
+            else:
+                threshold[ended] = gate.threshold + gate.threshold_noise_draw(generator, int(ended.sum()))
             run_queries[ended] = 0
     return codes
 
@@ -147,6 +183,11 @@ class SparseVector(Mechanism):
     max_queries
         k, the most queries a run answers (None: unbounded). With k the event lets the RDP
         accountant use Zhu & Wang (2020); ``sample`` and online runs refuse more than k queries.
+    float_safe
+        ``True``: every answer is the exact comparison of the reals q_i + ν_i and T + ρ, the noise sampled
+        exactly (:mod:`dpkit.mechanisms.exact_comparison`); ``False``: numpy's continuous samplers compared
+        in doubles, not private as executed; ``None`` (default): ``True``, unless built inside
+        :func:`~dpkit.mechanisms.float_safe.continuous_noise` (the opt-out). The event is the same.
 
     Examples
     --------
@@ -165,10 +206,12 @@ class SparseVector(Mechanism):
     monotonic: bool = False
     threshold_noise: str = "lyu"
     max_queries: int | None = None
+    float_safe: bool | None = None
 
-    floating_point_safe: ClassVar[bool] = False
+    noise_kind: ClassVar[str] = "laplace"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "float_safe", resolve_float_safe(self.float_safe))
         object.__setattr__(self, "epsilon1", check_positive("epsilon1", self.epsilon1))
         object.__setattr__(self, "epsilon2", check_positive("epsilon2", self.epsilon2))
         object.__setattr__(self, "threshold", check_finite("threshold", self.threshold))
@@ -182,14 +225,23 @@ class SparseVector(Mechanism):
             )
         if self.max_queries is not None:
             object.__setattr__(self, "max_queries", check_integer("max_queries", self.max_queries, minimum=1))
+        if self.float_safe:
+            check_noise_scale("threshold_scale", self.threshold_scale)
+            check_noise_scale("query_scale", self.query_scale)
 
     @classmethod
     def from_epsilon(
-        cls, epsilon: float, threshold: float, cutoff: int = 1, sensitivity: float = 1.0, monotonic: bool = False
+        cls, epsilon: float, threshold: float, cutoff: int = 1, sensitivity: float = 1.0, monotonic: bool = False,
+        *, float_safe: bool | None = None,
     ) -> "SparseVector":
         """ε-DP SVT with the 1 : (2c)^{2/3} split of :func:`svt_budget_split`."""
         epsilon1, epsilon2 = svt_budget_split(epsilon, cutoff, monotonic)
-        return cls(epsilon1, epsilon2, threshold, cutoff, sensitivity, monotonic)
+        return cls(epsilon1, epsilon2, threshold, cutoff, sensitivity, monotonic, float_safe=float_safe)
+
+    @property
+    def floating_point_safe(self) -> bool:  # type: ignore[override]
+        """Whether the guarantee holds for the outputs as computed: ``float_safe``."""
+        return self.float_safe
 
     @property
     def epsilon(self) -> float:
@@ -236,18 +288,21 @@ class SparseVector(Mechanism):
         return 1.0 - tail if x >= 0 else tail
 
     def threshold_noise_draw(self, generator: np.random.Generator, shape: Any) -> np.ndarray:
-        """Threshold noise Lap(:attr:`threshold_scale`) of the given shape."""
+        """Threshold noise Lap(:attr:`threshold_scale`) of the given shape, numpy's continuous sampler
+        (``float_safe=False``; the float-safe runs draw :class:`~dpkit.mechanisms.exact_comparison.UnitNoise`)."""
         return generator.laplace(0.0, self.threshold_scale, size=shape)
 
     def query_noise_draw(self, generator: np.random.Generator, shape: Any) -> np.ndarray:
-        """Query noise Lap(:attr:`query_scale`) of the given shape."""
+        """Query noise Lap(:attr:`query_scale`) of the given shape, numpy's continuous sampler
+        (``float_safe=False``)."""
         return generator.laplace(0.0, self.query_scale, size=shape)
 
-    def _run(self, value: Any, size: int | None, rng: Any) -> tuple[np.ndarray, np.ndarray, int | None]:
+    def _run(self, value: Any, size: int | None, rng: Any,
+             unit: float | None = None) -> tuple[np.ndarray, np.ndarray, int | None]:
         queries = check_vector(value, "queries")
         size = check_size(size)
         generator = check_rng(rng)
-        codes, gaps = _svt_runs(self, queries, 1 if size is None else size, generator)
+        codes, gaps = _svt_runs(self, queries, 1 if size is None else size, generator, unit)
         return codes, gaps, size
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
@@ -261,7 +316,8 @@ class AboveThreshold(Mechanism):
     """AboveThreshold (Dwork & Roth 2014, Alg. 1, Thm 3.23): stop at the first ⊤; ε-DP.
 
     T̂ = T + Lap(2Δ/ε), ν_i ~ Lap(4Δ/ε) (2Δ/ε for monotonic queries), i.e.
-    :class:`SparseVector` with c = 1 and ε₁ = ε₂ = ε/2. Same output encoding.
+    :class:`SparseVector` with c = 1 and ε₁ = ε₂ = ε/2. Same output encoding, and the same
+    ``float_safe`` (exact comparisons by default).
 
     >>> AboveThreshold(epsilon=1.0, threshold=0.0).sample([-50.0, 50.0, 50.0], rng=0).tolist()
     [0, 1, -1]
@@ -271,18 +327,24 @@ class AboveThreshold(Mechanism):
     threshold: float
     sensitivity: float = 1.0
     monotonic: bool = False
-
-    floating_point_safe: ClassVar[bool] = False
+    float_safe: bool | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "float_safe", resolve_float_safe(self.float_safe))
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         self.sparse_vector  # validates the rest
+
+    @property
+    def floating_point_safe(self) -> bool:  # type: ignore[override]
+        """Whether the guarantee holds for the outputs as computed: ``float_safe``."""
+        return self.float_safe
 
     @property
     def sparse_vector(self) -> SparseVector:
         """The equivalent :class:`SparseVector` (c = 1, ε₁ = ε₂ = ε/2)."""
         half = self.epsilon / 2.0
-        return SparseVector(half, half, self.threshold, 1, self.sensitivity, self.monotonic)
+        return SparseVector(half, half, self.threshold, 1, self.sensitivity, self.monotonic,
+                            float_safe=self.float_safe)
 
     @property
     def event(self) -> PrivacyEvent:
@@ -303,14 +365,30 @@ class SparseVectorWithGap(SparseVector):
     private sparse vector and noisy max mechanisms", PVLDB 13(3), Sparse-Vector-with-Gap).
     ``sample`` returns float64: the gap (≥ 0) for ⊤, NaN for ⊥ and unanswered.
 
+    ``float_safe=True`` (default): the gap G = q_i + ν_i − T − ρ of the exact reals, rounded exactly to the
+    lattice Λ = :attr:`lattice` (``⌊G/Λ + ½⌋·Λ``, a post-processing of the gap; the double nearest it),
+    decided for the same reals as the answer. Queries with ``|q_i − T| ≥ 2⁵³Λ`` are exact too, but each
+    of their ⊤ gaps goes through the slow path.
+
     >>> gaps = SparseVectorWithGap(0.5, 0.5, threshold=0.0, cutoff=1).sample([-100.0, 100.0, 100.0], rng=0)
     >>> bool(np.isnan(gaps[0])), bool(gaps[1] > 0), bool(np.isnan(gaps[2]))
     (True, True, True)
     """
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.float_safe:
+            check_lattice_scale("min(threshold_scale, query_scale)", min(self.threshold_scale, self.query_scale))
+
+    @property
+    def lattice(self) -> float | None:
+        """``float_safe=True``: Λ = 2^(⌊log₂ b⌋ − 16) for b the smaller of the two noise scales, the lattice
+        of every released gap (``None`` otherwise)."""
+        return lattice(min(self.threshold_scale, self.query_scale)) if self.float_safe else None
+
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
         """float64 gaps for ⊤, NaN otherwise; shape (m,) or (size, m)."""
-        codes, gaps, size = self._run(value, size, rng)
+        codes, gaps, size = self._run(value, size, rng, self.lattice)
         out = np.where(codes == ABOVE, gaps, np.nan)
         return out[0] if size is None else out
 
@@ -324,9 +402,13 @@ class NumericSparse(Mechanism):
     independent of the SVT noise, compose adaptively to ε₃ (cf. Dwork & Roth 2014, Alg. 3).
     ``sample`` returns float64: the noisy answer for ⊤, NaN for ⊥ and unanswered.
 
+    ``float_safe=True`` (default): exact comparisons (as :class:`SparseVector`) and every answer released
+    by the float-safe Laplace sampler (:func:`~dpkit.mechanisms.float_safe.sample_lattice_laplace`: the
+    continuous answer rounded exactly to the lattice of :attr:`answer_scale`, a post-processing).
+
     >>> ns = NumericSparse(0.1, 0.5, 0.4, threshold=0.0, cutoff=1)
-    >>> ns.answer_scale, round(ns.epsilon, 10)
-    (2.5, 1.0)
+    >>> ns.answer_scale, round(ns.epsilon, 10), ns.floating_point_safe
+    (2.5, 1.0, True)
     """
 
     epsilon1: float
@@ -336,19 +418,25 @@ class NumericSparse(Mechanism):
     cutoff: int = 1
     sensitivity: float = 1.0
     monotonic: bool = False
-
-    floating_point_safe: ClassVar[bool] = False
+    float_safe: bool | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "float_safe", resolve_float_safe(self.float_safe))
         object.__setattr__(self, "epsilon3", check_positive("epsilon3", self.epsilon3))
         self.sparse_vector  # validates the rest
+        if self.float_safe:
+            check_lattice_scale("answer_scale", self.answer_scale)
+
+    @property
+    def floating_point_safe(self) -> bool:  # type: ignore[override]
+        """Whether the guarantee holds for the outputs as computed: ``float_safe``."""
+        return self.float_safe
 
     @property
     def sparse_vector(self) -> SparseVector:
         """The SVT part."""
-        return SparseVector(
-            self.epsilon1, self.epsilon2, self.threshold, self.cutoff, self.sensitivity, self.monotonic
-        )
+        return SparseVector(self.epsilon1, self.epsilon2, self.threshold, self.cutoff, self.sensitivity,
+                            self.monotonic, float_safe=self.float_safe)
 
     @property
     def epsilon(self) -> float:
@@ -374,7 +462,10 @@ class NumericSparse(Mechanism):
         svt = self.sparse_vector
         runs = 1 if size is None else size
         codes, _ = _svt_runs(svt, queries, runs, generator)
-        answers = queries + generator.laplace(0.0, self.answer_scale, size=codes.shape)
+        if self.float_safe:
+            answers = sample_lattice_laplace(queries, self.answer_scale, runs, generator)
+        else:
+            answers = queries + generator.laplace(0.0, self.answer_scale, size=codes.shape)
         out = np.where(codes == ABOVE, answers, np.nan)
         return out[0] if size is None else out
 
@@ -398,6 +489,9 @@ class GaussianSparseVector(Mechanism):
         k, the most queries a run answers (required: the RDP bound pays log C(k, c)).
     cutoff, sensitivity, monotonic
         As in :class:`SparseVector`.
+    float_safe
+        As in :class:`SparseVector`: exact comparisons of the reals, the Gaussian noise sampled exactly by
+        Box–Muller (default), or numpy's ziggurat compared in doubles (``False``).
 
     >>> svt = GaussianSparseVector(threshold_sigma=1.0, query_sigma=2.0, threshold=0.0, max_queries=4, cutoff=1)
     >>> svt.sample([-100.0, 100.0, 100.0, 100.0], rng=0).tolist()
@@ -411,15 +505,20 @@ class GaussianSparseVector(Mechanism):
     cutoff: int = 1
     sensitivity: float = 1.0
     monotonic: bool = False
+    float_safe: bool | None = None
 
-    floating_point_safe: ClassVar[bool] = False
+    noise_kind: ClassVar[str] = "gaussian"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "float_safe", resolve_float_safe(self.float_safe))
         object.__setattr__(self, "threshold", check_finite("threshold", self.threshold))
         if not isinstance(self.monotonic, (bool, np.bool_)):
             raise TypeError(f"monotonic must be a bool, got monotonic={self.monotonic!r}")
         object.__setattr__(self, "monotonic", bool(self.monotonic))
         self.event  # validates σ₁, σ₂, k, c and Δ
+        if self.float_safe:
+            check_noise_scale("threshold_sigma", self.threshold_sigma)
+            check_noise_scale("query_sigma", self.query_sigma)
 
     @property
     def event(self) -> PrivacyEvent:
@@ -429,12 +528,27 @@ class GaussianSparseVector(Mechanism):
             cutoff=self.cutoff, sensitivity=self.sensitivity, monotonic=self.monotonic,
         )
 
+    @property
+    def floating_point_safe(self) -> bool:  # type: ignore[override]
+        """Whether the guarantee holds for the outputs as computed: ``float_safe``."""
+        return self.float_safe
+
+    @property
+    def threshold_scale(self) -> float:
+        """σ₁, the scale of the threshold noise."""
+        return self.threshold_sigma
+
+    @property
+    def query_scale(self) -> float:
+        """σ₂, the scale of each query's noise."""
+        return self.query_sigma
+
     def threshold_noise_draw(self, generator: np.random.Generator, shape: Any) -> np.ndarray:
-        """Threshold noise N(0, σ₁²) of the given shape."""
+        """Threshold noise N(0, σ₁²) of the given shape, numpy's continuous sampler (``float_safe=False``)."""
         return generator.normal(0.0, self.threshold_sigma, size=shape)
 
     def query_noise_draw(self, generator: np.random.Generator, shape: Any) -> np.ndarray:
-        """Query noise N(0, σ₂²) of the given shape."""
+        """Query noise N(0, σ₂²) of the given shape, numpy's continuous sampler (``float_safe=False``)."""
         return generator.normal(0.0, self.query_sigma, size=shape)
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
@@ -468,6 +582,11 @@ class GatedRelease(Mechanism):
     the adaptively chosen queries that follow the previous run's last ⊤, so :attr:`event` is r
     gate events composed with r·c releases (adaptive composition); :attr:`cutoff` is r·c.
 
+    Private as executed when both parts are (:attr:`floating_point_safe`; the defaults are): the gate
+    decides exactly, online too (each run's threshold noise one refinable real), and the release rounds
+    exactly (e.g. the float-safe :class:`~dpkit.mechanisms.gaussian.GaussianMechanism`). Otherwise
+    :meth:`open` marks the ledger with :attr:`execution_note`.
+
     Online use (one query per round, as in an iterative algorithm): :meth:`open` draws the noisy
     threshold, records :attr:`event` in a ledger and returns a :class:`GatedReleaseRun`.
     Batch use (:meth:`sample`, for audits): ``value`` has shape (m, 1 + k): column 0 holds the m
@@ -490,8 +609,6 @@ class GatedRelease(Mechanism):
     release: Mechanism
     restarts: int = 1
 
-    floating_point_safe: ClassVar[bool] = False
-
     def __post_init__(self) -> None:
         if not isinstance(self.gate, (SparseVector, GaussianSparseVector)):
             raise TypeError(f"gate must be a SparseVector or GaussianSparseVector, got gate={self.gate!r}")
@@ -510,11 +627,25 @@ class GatedRelease(Mechanism):
         gate = self.gate.event if self.restarts == 1 else SelfComposedEvent(self.gate.event, self.restarts)
         return ComposedEvent((gate, SelfComposedEvent(self.release.event, self.cutoff)))
 
+    @property
+    def floating_point_safe(self) -> bool:  # type: ignore[override]
+        """Whether the guarantee holds as computed: the gate's and the release's ``floating_point_safe``."""
+        return bool(self.gate.floating_point_safe and self.release.floating_point_safe)
+
+    @property
+    def execution_note(self) -> str:
+        """The notes of the gate and the release, for those that are not float-safe."""
+        parts = [part for part in (self.gate, self.release) if not part.floating_point_safe]
+        return "; ".join(part.execution_note for part in parts) or super().execution_note
+
     def open(self, *, rng: Any, ledger: Any, agent: int = 0) -> "GatedReleaseRun":
-        """Start one online run: draw the noisy threshold and record :attr:`event` for ``agent``."""
+        """Start one online run: draw the noisy threshold and record :attr:`event` for ``agent`` (and,
+        when the gate or the release is not float-safe, :attr:`execution_note` in the ledger)."""
         generator = check_rng(rng)
-        noisy_threshold = self.gate.threshold + float(self.gate.threshold_noise_draw(generator, None))
+        noisy_threshold = _online_threshold(self.gate, generator)
         ledger.record(agent, self.event)
+        if not self.floating_point_safe:
+            ledger.mark_not_as_executed(self.execution_note)
         return GatedReleaseRun(self, generator, noisy_threshold)
 
     def answers(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
@@ -546,6 +677,14 @@ class GatedRelease(Mechanism):
         return out[0] if size is None else out
 
 
+def _online_threshold(gate: "SparseVector | GaussianSparseVector",
+                      generator: np.random.Generator) -> "float | NoiseVector":
+    """A run's noisy threshold: one exact draw (float-safe gates) or T + the continuous draw."""
+    if gate.float_safe:
+        return NoiseVector(gate.noise_kind, 1, generator)
+    return gate.threshold + float(gate.threshold_noise_draw(generator, None))
+
+
 class GatedReleaseRun:
     """One online run of a :class:`GatedRelease` (created by :meth:`GatedRelease.open`).
 
@@ -561,10 +700,11 @@ class GatedReleaseRun:
         answers None without drawing.
     """
 
-    def __init__(self, mechanism: GatedRelease, generator: np.random.Generator, noisy_threshold: float):
+    def __init__(self, mechanism: GatedRelease, generator: np.random.Generator,
+                 noisy_threshold: "float | NoiseVector"):
         self._mechanism = mechanism
         self._generator = generator
-        self._threshold: float | None = noisy_threshold
+        self._threshold: "float | NoiseVector | None" = noisy_threshold
         self._run_queries = 0
         self.releases = 0
         self.queries = 0
@@ -626,8 +766,12 @@ class GatedReleaseRun:
             return None
         gate = self._mechanism.gate
         if self._threshold is None:
-            self._threshold = gate.threshold + float(gate.threshold_noise_draw(self._generator, None))
-        noise = float(gate.query_noise_draw(self._generator, None))
-        above = query + noise >= self._threshold
+            self._threshold = _online_threshold(gate, self._generator)
+        if isinstance(self._threshold, NoiseVector):
+            noise = UnitNoise(gate.noise_kind, 1, self._generator)
+            above = bool(decide_above(np.array([query]), gate.threshold, noise, gate.query_scale, self._threshold,
+                                      gate.threshold_scale)[0][0, 0])
+        else:
+            above = query + float(gate.query_noise_draw(self._generator, None)) >= self._threshold
         self._answered(above)
         return self._mechanism.release.sample(value, rng=self._generator) if above else None

@@ -41,17 +41,9 @@ def _exact_round(value: mpmath.mpf) -> int:
 
 
 def _gaussian_replay(seed: int, count: int) -> list[mpmath.mpf]:
-    """The N(0, 1) values the sampler's Box–Muller pairs stand for, from the same uniforms (200 bits)."""
-    replay = np.random.default_rng(seed)
-    pairs = (count + 1) // 2
-    first, second = replay.random(pairs), replay.random(pairs)
-    values = []
-    for index in range(count):
-        pair = index % pairs
-        u1, u2 = 1 - mpmath.mpf(float(first[pair])), mpmath.mpf(float(second[pair]))
-        trig = mpmath.cos if index < pairs else mpmath.sin
-        values.append(mpmath.sqrt(-2 * mpmath.log(u1)) * trig(2 * mpmath.pi * u2))
-    return values
+    """The N(0, 1) values the sampler stands for, Φ⁻¹ of the same uniforms (200 bits)."""
+    draws = np.random.default_rng(seed).random(count)
+    return [mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(float(draw)) - 1) for draw in draws]
 
 
 def _laplace_replay(seed: int, count: int) -> list[mpmath.mpf]:
@@ -65,17 +57,19 @@ def _laplace_replay(seed: int, count: int) -> list[mpmath.mpf]:
     return values
 
 
-@pytest.mark.parametrize("units_of,replay", [(float_safe._gaussian_units, _gaussian_replay),
-                                             (float_safe._laplace_units, _laplace_replay)])
+@pytest.mark.parametrize("units_of,replay,slow", [(float_safe._gaussian_units, _gaussian_replay, "_resolve_gaussian"),
+                                                  (float_safe._laplace_units, _laplace_replay, "_resolve")])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_fast_path_decisions_equal_the_exact_rounding_next_to_every_boundary(units_of, replay, seed, monkeypatch):
+def test_fast_path_decisions_equal_the_exact_rounding_next_to_every_boundary(units_of, replay, slow, seed,
+                                                                             monkeypatch):
     # Offsets chosen from the replayed noise so that f + units·Y lies 2⁻ᵏ from a rounding boundary,
     # k = 4..44: the fast path must decide the far ones exactly and hand the near ones to the slow path.
+    # (Laplace's Y is −ln U or ln U at the end of the uniform's interval; the Gaussian's Φ⁻¹(U) at its start.)
     count, units = 2000, 1.75 * 2.0**16
     distances = [2.0**-k for k in (4, 12, 20, 28, 36, 44)]
     resolved = []
-    original = float_safe._resolve
-    monkeypatch.setattr(float_safe, "_resolve", lambda *a: resolved.append(a[0]) or original(*a))
+    original = getattr(float_safe, slow)
+    monkeypatch.setattr(float_safe, slow, lambda *a: resolved.append(a[0]) or original(*a))
     with mpmath.workprec(200):
         noise = replay(seed, count)
         offsets, exact, near = np.empty(count), [], 0
@@ -94,30 +88,77 @@ def test_fast_path_decisions_equal_the_exact_rounding_next_to_every_boundary(uni
     assert len(resolved) >= near  # every coordinate within 2⁻²⁸ of a boundary went to the slow path
 
 
-@pytest.mark.parametrize("transform", [float_safe._box_muller_cos, float_safe._box_muller_sin,
-                                       float_safe._exponential, float_safe._negative_exponential])
-def test_the_slow_path_returns_the_rounding_its_refined_uniforms_certify(transform):
+def _certified(values) -> tuple[mpmath.mpf, mpmath.mpf]:
+    saved = mpmath.iv.prec
+    try:
+        with mpmath.workprec(300):
+            mpmath.iv.prec = 300
+            value = values()
+            return mpmath.floor(mpmath.mpf(value.a)), mpmath.floor(mpmath.mpf(value.b))
+    finally:
+        mpmath.iv.prec = saved
+
+
+@pytest.mark.parametrize("transform", [float_safe._exponential, float_safe._negative_exponential])
+def test_the_laplace_slow_path_returns_the_rounding_its_refined_uniform_certifies(transform):
     # start from 6-bit intervals, so the value straddles a boundary and bits must be drawn; at the end the
-    # refined intervals must certify the returned integer in independent 300-bit interval arithmetic
+    # refined interval must certify the returned integer in independent 300-bit interval arithmetic
     generator = np.random.default_rng(5)
-    two = transform in (float_safe._box_muller_cos, float_safe._box_muller_sin)
-    refined = 0
     for trial in range(40):
-        state = [[int(generator.integers(1, 64)), 6]] + ([[int(generator.integers(0, 64)), 6]] if two else [])
-        start = [entry[1] for entry in state]
+        state = [[int(generator.integers(1, 64)), 6]]
         offset, units = float(generator.uniform(-0.5, 0.5)), 3.0 * 2.0**16
         result = float_safe._resolve(offset, units, transform, state, generator)
-        refined += state[0][1] > start[0]
-        saved = mpmath.iv.prec
-        try:
-            with mpmath.workprec(300):
-                mpmath.iv.prec = 300
-                uniforms = [mpmath.iv.mpf([mpmath.mpf((n, -b)), mpmath.mpf((n + 1, -b))]) for n, b in state]
-                value = transform(uniforms) * units + offset + mpmath.mpf(0.5)
-                assert mpmath.floor(mpmath.mpf(value.a)) == mpmath.floor(mpmath.mpf(value.b)) == result
-        finally:
-            mpmath.iv.prec = saved
-    assert refined == 40  # every trial needed more bits, so the refinement loop was exercised
+        assert state[0][1] > 6  # the refinement loop ran
+        (n, b), = state
+
+        def values():
+            uniform = mpmath.iv.mpf([mpmath.mpf((n, -b)), mpmath.mpf((n + 1, -b))])
+            return transform([uniform]) * units + offset + mpmath.mpf(0.5)
+
+        assert _certified(values) == (result, result)
+
+
+def test_the_gaussian_slow_path_returns_the_rounding_its_refined_uniform_certifies():
+    # offsets put f + units·Φ⁻¹(r) 10⁻¹² below or above a boundary; the 53-bit interval [r, r + 2⁻⁵³] moves
+    # the value up by more than 2.7·10⁻¹¹, so it straddles the boundary in the first case only, and bits are
+    # drawn then; at the end Φ⁻¹ at both ends of the refined interval (mpmath's erfinv at 300 bits, an
+    # independent route from the CDF series the slow path uses) must round to the returned integer
+    generator = np.random.default_rng(6)
+    units = 1.5 * 2.0**16
+    refined = 0
+    for trial in range(12):
+        draw = float(generator.random())
+        with mpmath.workprec(200):
+            scaled = units * mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(draw) - 1)
+            offset = float(mpmath.mpf(0.5) - (scaled - mpmath.floor(scaled)) + (1e-12 if trial % 2 else -1e-12))
+        if abs(offset) > 0.5:  # the boundary below was the one meant: shift by one lattice step
+            offset -= math.copysign(1.0, offset)
+        state = [round(draw / 2.0**-53), 53]
+        result = float_safe._resolve_gaussian(offset, units, state, generator)
+        refined += state[1] > 53
+        with mpmath.workprec(300):
+            ends = [mpmath.mpf((state[0] + k, -state[1])) for k in (0, 1)]
+            rounded = {int(mpmath.floor(offset + units * mpmath.sqrt(2) * mpmath.erfinv(2 * u - 1) + mpmath.mpf(0.5)))
+                       for u in ends}
+        assert rounded == {int(result)}
+    assert refined == 6
+
+
+@pytest.mark.parametrize("x", [-30.0, -8.5, -3.0, -0.4, 0.0, 1e-9, 2.2, 6.0, 12.0])
+def test_the_normal_cdf_enclosure_contains_mpmaths_value_and_is_narrow(x):
+    # at the slow path's precision rule (target bits + x² for the series' cancellation), the enclosure
+    # holds mpmath's ncdf and is narrower than 2⁻²⁵⁰ (what a comparison with a 250-bit uniform needs)
+    saved = mpmath.iv.prec
+    precision = 300 + int(x * x)
+    try:
+        with mpmath.workprec(precision):
+            mpmath.iv.prec = precision
+            enclosure = float_safe._normal_cdf(mpmath.iv.mpf(x))
+            exact = mpmath.ncdf(mpmath.mpf(x))
+            low, high = mpmath.mpf(enclosure.a), mpmath.mpf(enclosure.b)
+            assert low <= exact <= high and high - low < mpmath.ldexp(1, -250)
+    finally:
+        mpmath.iv.prec = saved
 
 
 # ---------------------------------------------------------------- the released distribution
@@ -160,10 +201,10 @@ def test_laplace_outputs_follow_the_exact_lattice_distribution():
     _check_cdf(out, cdf, [-5.0, -2.5, -2.0, -1.6, 0.0])
 
 
-def test_the_two_outputs_of_a_box_muller_pair_are_independent():
-    # coordinates j and j + d/2 come from one pair: P(both > 0) must be 1/4 and P(|both| > 1) = (2Φ(−1))²
+def test_neighbouring_coordinates_are_independent():
+    # each coordinate is Φ⁻¹ of its own uniform: P(both > 0) = 1/4 and P(|both| > 1) = (2Φ(−1))²
     out = sample_lattice_gaussian(np.zeros(100_000), 1.0, None, rng=13)
-    first, second = out[:50_000], out[50_000:]
+    first, second = out[0::2], out[1::2]
     for both, probability in [((first > 0) & (second > 0), 0.25),
                               ((np.abs(first) > 1) & (np.abs(second) > 1), (2 * float(mpmath.ncdf(-1))) ** 2)]:
         low, high = proportion_confint(int(both.sum()), both.size, alpha=ALPHA, method="beta")

@@ -13,6 +13,7 @@ from scipy import integrate, stats
 from dpkit.accounting.approx_dp import ApproxDPAccountant
 from dpkit.accounting.zcdp import event_rho
 from dpkit.mechanisms import AboveThreshold, NumericSparse, SparseVector, SparseVectorWithGap, svt_budget_split
+from dpkit.mechanisms.exact_comparison import NoiseVector, UnitNoise
 
 
 def lap_sf(x: float, b: float) -> float:
@@ -270,7 +271,22 @@ def test_gated_release_with_gaussian_gate_releases_only_on_top():
     assert mech.event.events[1].count == 1
 
 
-def test_release_now_spends_one_of_the_c_releases_without_a_gate_draw():
+def _replay_threshold(gate, generator):
+    """Draw what a run of ``gate`` draws for its threshold: one exact unit noise (float-safe) or numpy's
+    continuous draw; returns the noisy threshold's value (an estimate for the exact draw)."""
+    if gate.float_safe:
+        return gate.threshold + gate.threshold_scale * float(NoiseVector(gate.noise_kind, 1, generator).estimate[0])
+    return gate.threshold + float(gate.threshold_noise_draw(generator, None))
+
+
+def _replay_query_noise(gate, generator):
+    if gate.float_safe:
+        return gate.query_scale * float(UnitNoise(gate.noise_kind, 1, generator).estimate[0])
+    return float(gate.query_noise_draw(generator, None))
+
+
+@pytest.mark.parametrize("float_safe", [True, False])
+def test_release_now_spends_one_of_the_c_releases_without_a_gate_draw(float_safe):
     """A forced release (the deadline) counts toward the cut-off and as one query, draws only the release's
     noise (no query noise: the value is the one the release mechanism draws right after the threshold),
     adds no ledger entry, and is refused once the run is exhausted."""
@@ -278,12 +294,13 @@ def test_release_now_spends_one_of_the_c_releases_without_a_gate_draw():
     from dpkit.mechanisms.ledger import PrivacyLedger
     from dpkit.mechanisms.sparse_vector import GatedRelease
 
-    mech = GatedRelease(SparseVector(0.5, 0.5, threshold=0.0, cutoff=2, max_queries=3), GaussianMechanism(sigma=1.0))
+    gate = SparseVector(0.5, 0.5, threshold=0.0, cutoff=2, max_queries=3, float_safe=float_safe)
+    mech = GatedRelease(gate, GaussianMechanism(sigma=1.0))
     ledger = PrivacyLedger(1)
     run = mech.open(rng=np.random.default_rng(4), ledger=ledger)
     forced = run.release_now([0.0])
     generator = np.random.default_rng(4)
-    mech.gate.threshold_noise_draw(generator, None)
+    _replay_threshold(gate, generator)
     assert forced.tolist() == mech.release.sample([0.0], rng=generator).tolist()
     assert run.releases == 1 and run.queries == 1 and run.remaining == 1
     assert len(ledger.entries(0)) == 1  # only the run's own entry, recorded when it opened
@@ -399,15 +416,17 @@ def test_restarted_gate_draws_a_new_threshold_after_each_top():
         out = GatedRelease(gate, GaussianMechanism(sigma=1.0), restarts=restarts).sample(value, size=runs, rng=5)
         both = int(np.sum(np.all(~np.isnan(out[:, :, 0]), axis=1)))
         assert stats.binomtest(both, runs, p).pvalue > ALPHA
-    mech = GatedRelease(SparseVector(0.5, 0.5, 0.0, cutoff=1), GaussianMechanism(sigma=1.0), restarts=2)
-    run = mech.open(rng=np.random.default_rng(4), ledger=PrivacyLedger(1))
-    forced = run.release_now([0.0])
-    released = run.step(0.0, [0.0])
-    replay = np.random.default_rng(4)
-    mech.gate.threshold_noise_draw(replay, None)
-    assert forced.tolist() == mech.release.sample([0.0], rng=replay).tolist()
-    new_threshold = float(mech.gate.threshold_noise_draw(replay, None))
-    top = float(mech.gate.query_noise_draw(replay, None)) >= new_threshold
-    assert (released is not None) == top and run.releases == 1 + top and run.queries == 2
+    for float_safe in (True, False):  # the replay compares the draws' doubles: exact but for probability ~2⁻³⁰
+        mech = GatedRelease(SparseVector(0.5, 0.5, 0.0, cutoff=1, float_safe=float_safe), GaussianMechanism(sigma=1.0),
+                            restarts=2)
+        run = mech.open(rng=np.random.default_rng(4), ledger=PrivacyLedger(1))
+        forced = run.release_now([0.0])
+        released = run.step(0.0, [0.0])
+        replay = np.random.default_rng(4)
+        _replay_threshold(mech.gate, replay)
+        assert forced.tolist() == mech.release.sample([0.0], rng=replay).tolist()
+        new_threshold = _replay_threshold(mech.gate, replay)
+        top = _replay_query_noise(mech.gate, replay) >= new_threshold
+        assert (released is not None) == top and run.releases == 1 + top and run.queries == 2
     with pytest.raises(ValueError, match="restarts"):
         GatedRelease(SparseVector(1.0, 1.0, 0.0), GaussianMechanism(sigma=1.0), restarts=0)

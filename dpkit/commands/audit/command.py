@@ -44,9 +44,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--mechanism-epsilon", type=float, help="epsilon the built-in is calibrated to (default: claimed)")
     parser.add_argument("--mechanism-delta", type=float, help="delta of the built-in gaussian (default: claimed)")
     parser.add_argument("--continuous-noise", action="store_true", default=None,
-                        help="built-in laplace/gaussian: numpy's continuous sampler (float_safe=False), which is not "
-                             "private as executed, instead of the default float-safe one (the continuous output "
-                             "rounded exactly to a power-of-two lattice)")
+                        help="built-in mechanisms: numpy's continuous samplers (float_safe=False), which are not "
+                             "private as executed, instead of the default float-safe ones (outputs rounded exactly "
+                             "to a power-of-two lattice, comparisons decided on the exact reals)")
     parser.add_argument("--sensitivity", type=float, help="query sensitivity / pattern step (default 1)")
     parser.add_argument("--threshold", type=float, help="svt and above-threshold: threshold T (default 1)")
     parser.add_argument("--cutoff", type=int, help="svt: cut-off c (default 1)")

@@ -70,7 +70,8 @@ _MECHANISM_OPTIONS: dict[str, tuple[tuple[str, ...], Any]] = {
     "threshold": (("svt", "above-threshold"), 1.0),
     "cutoff": (("svt",), 1),
     "mechanism_delta": (("gaussian",), None),
-    "continuous_noise": (("laplace", "gaussian"), False),
+    "continuous_noise": (("laplace", "gaussian", "rnm", "exponential", "permute-and-flip", "svt", "above-threshold"),
+                         False),
 }
 # Options that apply to mechanism audits only (never to --algorithm), with their defaults.
 _MECHANISM_ONLY: dict[str, Any] = {

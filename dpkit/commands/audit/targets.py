@@ -26,16 +26,17 @@ def _builtin(name: str, args: argparse.Namespace) -> tuple[Any, str]:
     eps_option = "--mechanism-epsilon" if args.mechanism_epsilon is not None else "--claimed-epsilon"
     delta = args.mechanism_delta if args.mechanism_delta is not None else args.claimed_delta
     sens = args.sensitivity
+    safe = not args.continuous_noise
     table: dict[str, Callable[[], tuple[Any, str]]] = {
-        "laplace": lambda: (m.LaplaceMechanism.from_epsilon(eps, sens, float_safe=not args.continuous_noise),
-                            "statdp-one"),
-        "gaussian": lambda: (m.GaussianMechanism.from_epsilon_delta(eps, delta, sensitivity=sens,
-                                                                    float_safe=not args.continuous_noise), "statdp-one"),
-        "rnm": lambda: (m.ReportNoisyMax(epsilon=eps, sensitivity=sens, noise=args.noise), "statdp"),
-        "exponential": lambda: (m.ExponentialMechanism(epsilon=eps, sensitivity=sens), "statdp"),
-        "permute-and-flip": lambda: (m.PermuteAndFlip(epsilon=eps, sensitivity=sens), "statdp"),
-        "svt": lambda: (m.SparseVector.from_epsilon(eps, args.threshold, args.cutoff, sens), "statdp"),
-        "above-threshold": lambda: (m.AboveThreshold(epsilon=eps, threshold=args.threshold, sensitivity=sens), "statdp"),
+        "laplace": lambda: (m.LaplaceMechanism.from_epsilon(eps, sens, float_safe=safe), "statdp-one"),
+        "gaussian": lambda: (m.GaussianMechanism.from_epsilon_delta(eps, delta, sensitivity=sens, float_safe=safe),
+                             "statdp-one"),
+        "rnm": lambda: (m.ReportNoisyMax(epsilon=eps, sensitivity=sens, noise=args.noise, float_safe=safe), "statdp"),
+        "exponential": lambda: (m.ExponentialMechanism(epsilon=eps, sensitivity=sens, float_safe=safe), "statdp"),
+        "permute-and-flip": lambda: (m.PermuteAndFlip(epsilon=eps, sensitivity=sens, float_safe=safe), "statdp"),
+        "svt": lambda: (m.SparseVector.from_epsilon(eps, args.threshold, args.cutoff, sens, float_safe=safe), "statdp"),
+        "above-threshold": lambda: (m.AboveThreshold(epsilon=eps, threshold=args.threshold, sensitivity=sens,
+                                                     float_safe=safe), "statdp"),
     }
     if name not in table:
         raise ValueError(f"--mechanism must be one of {sorted(table)} or module:function, got {name!r}")
