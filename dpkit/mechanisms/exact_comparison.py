@@ -8,8 +8,7 @@ is decided on the exact reals, vectorised, at one to three times the cost of the
 
 **Noise as uniforms with intervals.** Each unit noise ``Y`` (scale 1) is a deterministic function of a
 uniform ``U``: exponential ``−ln U``, Laplace a sign bit times ``−ln U``, Gumbel ``−ln(−ln U)``, Gaussian
-Box & Muller (1958) (``√(−2 ln U₁)·cos 2πU₂`` and ``·sin``, an independent pair, as in
-:mod:`dpkit.mechanisms.float_safe`). numpy draws the leading 53 bits of each ``U`` (52 and the sign for
+Box & Muller (1958) (``√(−2 ln U₁)·cos 2πU₂`` and ``·sin``, an independent pair). numpy draws the leading 53 bits of each ``U`` (52 and the sign for
 Laplace), which place ``U`` in an interval; the remaining bits are drawn only if needed (:class:`UnitNoise`).
 
 **Fast path.** The double estimate ``Ŷ`` comes with a rigorous bound on ``|Y − Ŷ|`` that holds for every
@@ -24,8 +23,9 @@ exact-real outcome.
 
 **Slow path.** Elsewhere more bits of the *same* uniforms are drawn (32 at a time) and the outcome is
 decided in mpmath's interval arithmetic (``mpmath.iv``, whose enclosures are rigorous), at a precision
-that grows with the bits drawn, until the enclosures separate; this ends with probability 1 (ties have
-probability 0). A noise that takes part in several comparisons (the threshold noise ``ρ`` of a run,
+that grows with the bits drawn, until the enclosures separate (ties have probability 0); a generator whose
+bits still decide nothing after :data:`~dpkit.mechanisms.float_safe.MAX_REFINEMENTS` refinements (probability
+below 2⁻²⁵⁰ for a random one) raises rather than looping. A noise that takes part in several comparisons (the threshold noise ``ρ`` of a run,
 compared with every query; the two halves of a Box–Muller pair) keeps one refinable state, so every
 comparison it takes part in is decided for the same real value.
 
@@ -45,6 +45,8 @@ from typing import Any, Callable, Sequence
 import mpmath
 import numpy as np
 
+from dpkit.mechanisms.float_safe import MAX_REFINEMENTS, refine_uniform, undecided
+
 __all__ = ["NOISES", "UNIT_BOUND", "UnitNoise", "NoiseVector", "check_noise_scale", "decide_above", "noisy_argmax",
            "lattice_value"]
 
@@ -60,7 +62,6 @@ _LIBM = 2.0**-39           # twice the 2⁻⁴⁰ allowance per libm call: cover
 _ROUND = 2.0**-49          # rounding of the comparison's or argmax's few operations, relative to their terms
 _TINY = 2.0**-1060         # absolute rounding of those operations near the subnormal range
 _UP = 1.0 + 2.0**-44       # a bound computed in a few rounded operations, times this, is an upper bound
-_REFINE_BITS = 32
 _MIN_SCALE = 2.0**-1000
 
 
@@ -209,8 +210,7 @@ class UnitNoise:
     def refine(self, index: int) -> None:
         """Draw 32 more bits of every uniform of draw ``index`` (kept for all later enclosures)."""
         for entry in self._state(index):
-            entry[0] = (entry[0] << _REFINE_BITS) + int(self._generator.integers(0, 2**_REFINE_BITS))
-            entry[1] += _REFINE_BITS
+            refine_uniform(entry, self._generator)
 
     def enclosure(self, index: int) -> Any:
         """An ``mpmath.iv`` interval that contains ``Y`` for every ``U`` consistent with the bits drawn
@@ -441,14 +441,15 @@ def _resolve(values: Sequence[tuple[list[float], list[tuple[float, UnitNoise, in
              decide: Callable[[list[Any]], Any], unit: float = 1.0) -> Any:
     """The outcome ``decide`` reads from enclosures of ``(Σ constants + Σ coefficient·Y)/unit`` for each
     entry of ``values`` (doubles, exact in mpmath); while it cannot, 32 more bits of every uniform involved
-    are drawn. The precision exceeds the bits drawn by 64 plus the magnitude of the constants, so the
-    enclosures shrink to points as the bits grow."""
+    are drawn, at most :data:`~dpkit.mechanisms.float_safe.MAX_REFINEMENTS` times. The precision exceeds
+    the bits drawn by 64 plus the magnitude of the constants, so the enclosures shrink to points as the
+    bits grow."""
     numbers = [x for constants, terms in values for x in constants + [c for c, _, _ in terms] if x != 0.0]
     magnitude = max([0] + [math.frexp(x)[1] - math.frexp(unit)[1] for x in numbers])
     draws = {(id(noise), noise.key(index)): (noise, index) for _, terms in values for _, noise, index in terms}
     saved = mpmath.iv.prec
     try:
-        while True:
+        for _ in range(MAX_REFINEMENTS + 1):
             precision = max(noise.bits(index) for noise, index in draws.values()) + 64 + magnitude
             with mpmath.workprec(precision):
                 mpmath.iv.prec = precision
@@ -466,5 +467,6 @@ def _resolve(values: Sequence[tuple[list[float], list[tuple[float, UnitNoise, in
                         return outcome
             for noise, index in draws.values():  # each uniform once, however many draws share it
                 noise.refine(index)
+        raise undecided(MAX_REFINEMENTS)
     finally:
         mpmath.iv.prec = saved

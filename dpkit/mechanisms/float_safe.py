@@ -57,7 +57,8 @@ from dpkit._validation import check_rng
 from dpkit.mechanisms.base import check_size, check_value, finish, output_shape
 
 __all__ = ["LATTICE_BITS", "MIN_SCALE", "lattice", "sample_lattice_gaussian", "sample_lattice_laplace",
-           "check_lattice_scale", "continuous_noise", "resolve_float_safe"]
+           "check_lattice_scale", "continuous_noise", "resolve_float_safe", "refine_uniform", "undecided",
+           "MAX_REFINEMENTS"]
 
 LATTICE_BITS = 16
 """``s/Λ ∈ [2¹⁶, 2¹⁷)``: rounding adds variance ``Λ²/12 ≤ 2⁻³⁵s²`` to the noise's ``s²``."""
@@ -70,16 +71,20 @@ _BITS53 = 2.0**-53         # numpy's random(): k·2⁻⁵³, k uniform in [0, 2�
 _BITS52 = 2.0**-52
 _CLAMP = sys.float_info.max  # |x/Λ| is clamped here, so that it stays finite
 _REFINE_BITS = 32
+MAX_REFINEMENTS = 8  # a slow path undecided after this many refinements raises :func:`undecided`
 _NDTRI_SLACK = 2.0**-44    # allowed relative error of scipy's ndtri (Cephes documents a peak of 2.9e-16 < 2⁻⁵¹)
 _INSIDE = 3.5              # |Φ⁻¹(U)| ≤ this on the draws that one constant margin decides
 with mpmath.workdps(40):  # each constant rounded to nearest, then one ulp towards safety
     _INSIDE_LOW = math.nextafter(float(mpmath.ncdf(-_INSIDE)), 1.0)  # r ≥ this: Φ⁻¹ ≥ −3.5 on [r, r + w]
     _INSIDE_HIGH = math.nextafter(float(mpmath.ncdf(_INSIDE) - mpmath.mpf(_BITS53)), 0.0)  # r ≤ this: Φ⁻¹ ≤ 3.5
-    _GAUSSIAN_MARGIN = math.nextafter(float(_BITS53 * mpmath.sqrt(2 * mpmath.pi) * mpmath.exp(_INSIDE**2 / 2)
-                                            + (_INSIDE + 1) * _NDTRI_SLACK + 2.0**-49), 1.0)
-"""Bound on |Y − ndtri(r)| in the inside region, in units of Y: the move of Φ⁻¹ over [r, r + w] (at
-most w/φ(3.5) = 2⁻⁴²·⁸), ndtri's allowance 2⁻⁴⁴(3.5 + 1), and the rounding of ``units·Y + f``
-(2⁻⁵²·3.5 per unit of ``units``, within 2⁻⁴⁹)."""
+    _GAUSSIAN_TIERS = tuple((reach, math.nextafter(float(_BITS53 * mpmath.sqrt(2 * mpmath.pi) * mpmath.exp(reach**2 / 2)
+                                                         + (reach + 1) * _NDTRI_SLACK + 2.0**-49), 1.0))
+                            for reach in (_INSIDE, 5.0))
+"""(reach L, margin) pairs: where every draw of a call has ``|Φ⁻¹(U)| ≤ L`` on its interval, the margin
+bounds ``|Y − ndtri(r)|`` in units of Y: the move of Φ⁻¹ over ``[r, r + w]`` (at most ``w/φ(L)``: 2⁻⁴²·⁸
+for L = 3.5, 2⁻³³·⁶ for L = 5), ndtri's allowance ``2⁻⁴⁴(L + 1)``, and the rounding of ``units·Y + f``
+(within 2⁻⁴⁹ per unit of ``units``). The first tier decides almost every coordinate; the second, looser,
+decides a call whose draws reach past 3.5 without the per-coordinate work."""
 _CHUNK = 1 << 14           # coordinates per pass: the fast path's temporaries stay in the CPU cache
 
 
@@ -166,8 +171,8 @@ def _sample(value: Any, scale: float, size: int | None, rng: Any,
     units = scale / step
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         scaled = np.divide(array, step, out=np.empty(array.shape))  # exact (Λ a power of two) unless clamped
-        np.minimum(scaled, _CLAMP, out=scaled)
-        np.maximum(scaled, -_CLAMP, out=scaled)
+        if not (scaled.max(initial=0.0) <= _CLAMP and scaled.min(initial=0.0) >= -_CLAMP):  # overflowed to ±∞
+            np.clip(scaled, -_CLAMP, _CLAMP, out=scaled)
         centre = np.rint(scaled)
         offsets = scaled - centre  # exact, in [−½, ½]
         if size is not None:
@@ -191,17 +196,24 @@ def _gaussian_units(offset: np.ndarray, units: float, generator: np.random.Gener
     Error bound of the fast path: ``U ∈ [r, r + w]`` (``w = 2⁻⁵³``). Where ``[r, r + w]`` lies in
     ``[Φ(−3.5), Φ(3.5)]`` (all but 5·10⁻⁴ of the draws), ``Φ⁻¹`` moves by at most ``w·√(2π)e^6.125``
     over it, and ``ndtri``'s own error is allowed ``2⁻⁴⁴(|Y| + 1)``; one constant margin
-    (:data:`_GAUSSIAN_MARGIN`) decides those. Elsewhere, ``ndtri(r + w) − ndtri(r)`` bounds the move
+    (:data:`_GAUSSIAN_TIERS`) decides those. Elsewhere, ``ndtri(r + w) − ndtri(r)`` bounds the move
     coordinate by coordinate (monotonicity), with the same allowance at both ends. The margin is
     about 2⁻²⁵ lattice units, so about one coordinate in 10⁷ takes the slow path."""
     draws = generator.random(offset.size)
     normal = special.ndtri(draws)  # −∞ at r = 0: undecidable, the slow path
-    value = normal * units
-    value += offset
-    rounded = np.rint(value)
-    value -= rounded
-    distance = np.abs(value, out=value)
-    sure = distance < 0.5 - (units * _GAUSSIAN_MARGIN + 2.0**-49)
+    distance = np.multiply(normal, units)
+    distance += offset
+    rounded = np.rint(distance)
+    distance -= rounded
+    np.abs(distance, out=distance)  # NaN at r = 0
+    # |rounded| ≤ units·(L − 0.01) − 1 gives |ndtri(r)| ≤ L − 0.01, so every [r, r + w] lies where
+    # |Φ⁻¹| ≤ L (ndtri's allowance is far below the 0.01 spare): three reductions decide a whole call
+    farthest, extent = distance.max(initial=0.0), max(rounded.max(initial=0.0), -rounded.min(initial=0.0))
+    for reach, margin in _GAUSSIAN_TIERS:
+        if extent <= units * (reach - 0.01) - 1.0 and farthest < 0.5 - (units * margin + 2.0**-49):
+            return rounded
+    threshold = 0.5 - (units * _GAUSSIAN_TIERS[0][1] + 2.0**-49)
+    sure = distance < threshold
     outside = (draws < _INSIDE_LOW) | (draws > _INSIDE_HIGH)
     if outside.any():
         tails = np.flatnonzero(outside)
@@ -272,38 +284,52 @@ def _normal_cdf(x: Any) -> Any:
 def _resolve_gaussian(offset: float, units: float, state: list[int], generator: np.random.Generator) -> float:
     """``⌊f + units·Φ⁻¹(U) + ½⌋`` exactly for ``U ∈ [N, N + 1]·2⁻ᴮ`` (``state = [N, B]``, refined in
     place): the answer is ``k`` when ``Φ((k − ½ − f)/units) < U < Φ((k + ½ − f)/units)``, checked
-    with :func:`_normal_cdf`'s rigorous enclosures; ``k`` starts at a guess and moves one step
-    at a time while the uniform's interval lies wholly on one side, and while it straddles a
-    boundary 32 more bits of ``U`` are drawn (so this ends with probability 1)."""
+    with :func:`_normal_cdf`'s rigorous enclosures. ``k`` starts at the rounding of Φ⁻¹ at the
+    interval's middle (mpmath's ``erfinv``, a guess) and moves one step while the interval lies
+    wholly on one side; while it straddles a boundary, 32 more bits of ``U`` are drawn and the guess
+    is made again, at most :data:`MAX_REFINEMENTS` times (then :func:`undecided`)."""
     saved = mpmath.iv.prec
-    guess = None
     try:
-        while True:
+        for _ in range(MAX_REFINEMENTS + 1):
             numerator, bits = state
             with mpmath.workprec(bits + 64):
                 low, high = mpmath.mpf((numerator, -bits)), mpmath.mpf((numerator + 1, -bits))
-                if guess is None:
-                    middle = (low + high) / 2
-                    guess = int(mpmath.floor(offset + units * mpmath.sqrt(2) * mpmath.erfinv(2 * middle - 1) + 0.5)) \
-                        if 0 < middle < 1 else 0
-            edges = [(guess + side - offset) / units for side in (-0.5, 0.5)]
-            precision = bits + 96 + int(2 * max(edge * edge for edge in edges) / 2 + 64)
-            with mpmath.workprec(precision):
-                mpmath.iv.prec = precision
-                below, above = (_normal_cdf((mpmath.iv.mpf(guess) + side - mpmath.iv.mpf(offset)) / mpmath.iv.mpf(units))
-                                for side in (-0.5, 0.5))
-                if high < mpmath.mpf(below.a):
-                    guess -= 1
-                    continue
-                if low > mpmath.mpf(above.b):
-                    guess += 1
-                    continue
-                if low > mpmath.mpf(below.b) and high < mpmath.mpf(above.a):
-                    return float(guess)
-            state[0] = (numerator << _REFINE_BITS) + int(generator.integers(0, 2**_REFINE_BITS))
-            state[1] = bits + _REFINE_BITS
+                middle = (low + high) / 2
+                guess = int(mpmath.floor(offset + units * mpmath.sqrt(2) * mpmath.erfinv(2 * middle - 1) + 0.5))
+            while True:
+                edge = max(abs(guess + side - offset) / units for side in (-0.5, 0.5))
+                precision = bits + 96 + int(edge * edge)  # the series cancels about 0.72·x² bits
+                with mpmath.workprec(precision):
+                    mpmath.iv.prec = precision
+                    below, above = (_normal_cdf((mpmath.iv.mpf(guess) + side - mpmath.iv.mpf(offset))
+                                                / mpmath.iv.mpf(units)) for side in (-0.5, 0.5))
+                    if high < mpmath.mpf(below.a):
+                        guess -= 1
+                    elif low > mpmath.mpf(above.b):
+                        guess += 1
+                    elif low > mpmath.mpf(below.b) and high < mpmath.mpf(above.a):
+                        return float(guess)
+                    else:
+                        break  # the interval straddles a boundary: more bits
+            refine_uniform(state, generator)
+        raise undecided(MAX_REFINEMENTS)
     finally:
         mpmath.iv.prec = saved
+
+
+def refine_uniform(state: list[int], generator: np.random.Generator) -> None:
+    """32 more bits of a uniform known as ``[N, B]`` (it lies in ``[N, N + 1]·2⁻ᴮ``), in place: the
+    slow paths' one way to draw."""
+    state[0] = (state[0] << _REFINE_BITS) + int(generator.integers(0, 2**_REFINE_BITS))
+    state[1] += _REFINE_BITS
+
+
+def undecided(rounds: int) -> ValueError:
+    """The error of a slow path still undecided after ``rounds`` refinements of 32 bits: a random
+    generator gets there with probability below 2⁻²⁵⁰, so the generator is not random (a constant
+    one would otherwise make the loop run for ever)."""
+    return ValueError(f"rng: {rounds} refinements of 32 bits did not decide a float-safe output (probability "
+                      f"below 2^-250 for a random generator); the generator is not random")
 
 
 def _exponential(u: list[Any]) -> Any:
@@ -319,10 +345,10 @@ def _resolve(offset: float, units: float, transform: Callable[[list[Any]], Any],
     """``⌊f + units·Y + ½⌋`` exactly: ``Y = transform(U)`` with each ``U`` in ``[N, N + 1]·2⁻ᴮ``
     (``state`` holds ``[N, B]`` per uniform and is refined in place), evaluated in mpmath's interval
     arithmetic; while the interval straddles a rounding boundary, 32 more bits of every ``U`` are
-    drawn (each refinement divides the intervals by 2³², so this ends with probability 1)."""
+    drawn (each refinement divides the intervals by 2³²), at most :data:`MAX_REFINEMENTS` times."""
     saved = mpmath.iv.prec
     try:
-        while True:
+        for _ in range(MAX_REFINEMENTS + 1):
             precision = max(bits for _, bits in state) + 64
             with mpmath.workprec(precision):
                 mpmath.iv.prec = precision
@@ -333,7 +359,7 @@ def _resolve(offset: float, units: float, transform: Callable[[list[Any]], Any],
                     if mpmath.isfinite(low) and mpmath.isfinite(high) and mpmath.floor(low) == mpmath.floor(high):
                         return float(int(mpmath.floor(low)))
             for entry in state:
-                entry[0] = (entry[0] << _REFINE_BITS) + int(generator.integers(0, 2**_REFINE_BITS))
-                entry[1] += _REFINE_BITS
+                refine_uniform(entry, generator)
+        raise undecided(MAX_REFINEMENTS)
     finally:
         mpmath.iv.prec = saved

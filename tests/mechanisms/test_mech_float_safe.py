@@ -295,3 +295,39 @@ def test_the_continuous_opt_out_is_refuted_by_the_default_audit(make):
     mech = make()
     r = audit(mech.as_audit_callable(), PAIRS, 1.0, 1e-5, samples=100_000, rng=0)
     assert r.violation and r.witness["event"]["family"].startswith("float")
+
+
+def test_a_generator_whose_bits_decide_nothing_raises_instead_of_looping():
+    # U in [0, 2⁻⁵³] with every further word 0 (a crafted, constant generator): Φ⁻¹ and ln stay unbounded on the
+    # interval, so no number of bits decides; a random generator needs 8 refinements with probability < 2⁻²⁵⁰
+    from dpkit.audit.float_events import crafted_generator
+
+    with pytest.raises(ValueError, match="rng: 8 refinements of 32 bits did not decide"):
+        float_safe._resolve_gaussian(0.25, 1.5 * 2.0**16, [0, 53], crafted_generator([0]))
+    with pytest.raises(ValueError, match="rng: 8 refinements of 32 bits did not decide"):
+        float_safe._resolve(0.25, 1.5 * 2.0**16, float_safe._exponential, [[0, 52]], crafted_generator([0]))
+
+
+def test_the_second_tier_decides_a_call_whose_draws_reach_past_three_and_a_half(monkeypatch):
+    # Offsets put every f + units·Y 2⁻¹⁴ lattice units from a boundary (above the second tier's margin of
+    # 2⁻¹⁶·⁶, below the per-call distance the first tier needs only when |Y| ≤ 3.5); the seed's draws include
+    # |Y| in (3.5, 4.99) and none beyond: the call must be decided by the second tier (one ndtri call, no
+    # per-coordinate work) and agree with the exact rounding of every coordinate
+    import types
+
+    count, units, seed = 2000, 1.75 * 2.0**16, 2
+    with mpmath.workprec(200):
+        noise = _gaussian_replay(seed, count)
+        reach = max(abs(float(y)) for y in noise)
+        assert 3.5 < reach < 4.99
+        offsets, exact = np.empty(count), []
+        for index, value in enumerate(noise):
+            scaled = units * value
+            distance = 2.0**-14 if index % 2 else -(2.0**-14)
+            offsets[index] = float(mpmath.mpf(0.5) - (scaled - mpmath.floor(scaled)) + distance)
+            exact.append(_exact_round(mpmath.mpf(offsets[index]) + scaled))
+    calls, ndtri = [], float_safe.special.ndtri
+    proxy = types.SimpleNamespace(ndtri=lambda x: calls.append(1) or ndtri(x))
+    monkeypatch.setattr(float_safe, "special", proxy)
+    rounded = float_safe._gaussian_units(offsets, units, np.random.default_rng(seed))
+    assert len(calls) == 1 and list(rounded) == exact
