@@ -290,6 +290,6 @@ def test_corrected_transcript_passes_the_audit():
     sc = make_scenario("dvp-admm", corrected=True, iterations=3)
     assert not sc.expect_violation and sc.claimed_epsilon <= 1.0
     result = audit(sc.mechanism, sc.pairs, sc.claimed_epsilon, sc.claimed_delta, samples=20_000, rng=0,
-                   float_bits=False)  # the corrected calibration, in exact arithmetic
+                   float_bits=False)  # objective perturbation: its proof (and claim) is in exact arithmetic
     assert not result.violation
     assert 0.0 < result.epsilon_lower_bound  # the audit measured the release (a do-nothing audit reports 0)
