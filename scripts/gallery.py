@@ -108,8 +108,9 @@ def page(rows: list[dict[str, Any]], small: bool) -> str:
            "so the float-bit events of the outputs (on by default: ulp grid, last bits, and the lattice of output − "
            "answer) are audited with no distinguisher written by hand (the #105 regression case runs with "
            "`float_events=False, float_bits=False`, so its refutation comes from the values, not from a float leak). "
-           "dpkit's `LaplaceMechanism` and `GaussianMechanism` appear twice: as they are by default (continuous, not "
-           "private as executed) and with `float_safe=True` (snapping; the discrete Gaussian on a power-of-two grid). "
+           "dpkit's `LaplaceMechanism` and `GaussianMechanism` appear twice: as they are by default (float-safe: the "
+           "continuous output rounded exactly to a power-of-two lattice, private as executed) and with the "
+           "`float_safe=False` opt-out (numpy's continuous samplers, not private as executed). "
            "A refutation is a one-sided Clopper–Pearson lower bound above the claim at confidence 0.95. "
            "\"float leak\" marks a mechanism "
            "whose claim is right on paper but is refuted through the bits of its float outputs (a true finding, "
@@ -164,7 +165,7 @@ Tracker status as read from the trackers on 2026-11-27 (the page's generator doe
 |---|---|---|---|---|---|
 | value events (thresholds, patterns, learned score) | yes | yes | yes | yes | yes |
 | float-bit events (ulp grid, last bits, lattice of output − answer; on by default, `float_bits=True`) | yes | yes | yes | yes | yes |
-| replay of the sampler (`float_events=True`) | no: draws through a `RandomState`, not the `Generator` API | no: own CSPRNG | no: own generator (C++) | no: own noise module | Laplace only (one uniform per output); not the ziggurat Gaussian |
+| replay of the sampler (`float_events=True`) | no: draws through a `RandomState`, not the `Generator` API | no: own CSPRNG | no: own generator (C++) | no: own noise module | the continuous Laplace (one uniform per output); not the ziggurat Gaussian; the float-safe defaults until a probe needs their slow path (more bits: the pair is then not analysable) |
 | seed reproducibility | yes (`random_state` bridged) | no | no | no | yes |
 | vector form (one call, n outputs) | no (one `randomise`/tool call per output) | yes (vector domain) | no (one `quick_result` per output) | yes (n public partitions, one privacy unit per record) | yes |
 
@@ -172,8 +173,8 @@ A replay that cannot run spends no α and the result says so (`float_check`). Th
 ρ-zCDP map converted to (ε, 10⁻⁵)-DP (Bun & Steinke 2016, Prop. 1.3); δ > 0 cases are certified less tightly
 than pure-ε ones, so their lower bounds stay well under the claim. "float leak" rows are correct on paper and leak
 through the bits of float outputs (Haney et al. 2022); the diffprivlib float samplers and dpkit's continuous
-`LaplaceMechanism`/`GaussianMechanism` (their default, `float_safe=False`) are in this class; with `float_safe=True`
-they pass.
+`LaplaceMechanism`/`GaussianMechanism` (the `float_safe=False` opt-out) are in this class; dpkit's float-safe
+defaults pass.
 """.splitlines()
 
 
