@@ -14,7 +14,8 @@ sensitivity is 2C' = 2C(1 + γ₅)/√(1 − γ_{d+1}) ≈ 2C(1 + 1.2·10⁻⁷)
 (:func:`~dpkit.mechanisms.float_sensitivity.clipped_norm_bound`; one record, no summation error):
 :class:`~dpkit.accounting.events.SampledWithoutReplacementEvent` ``(GaussianEvent(σ, 2C'), 1, m)``
 under replace-one (Wang, Balle & Kasiviswanathan 2019). The paper calibrates σ to sensitivity C
-(Cheng et al. 2020, Alg. 1 line 14, ``noise(C, ·)``), half the true value; :class:`UserUpload` always records the true event, whatever σ it is given.
+(Cheng et al. 2020, Alg. 1 line 14, ``noise(C, ·)``), half the true value; :class:`UserUpload`
+always records the true event, whatever σ it is given.
 
 :class:`UserUpload` is a :class:`~dpkit.mechanisms.base.Mechanism`: ``release`` draws one upload
 (the noise by :class:`~dpkit.mechanisms.gaussian.GaussianMechanism`) and records the event in the
@@ -113,7 +114,8 @@ class UserUpload(Mechanism):
 
     @property
     def event(self) -> SampledWithoutReplacementEvent:
-        """``SampledWithoutReplacementEvent(GaussianEvent(σ, 2C'), 1, m)`` (replace-one), C' ≥ C the computed clip's norm."""
+        """``SampledWithoutReplacementEvent(GaussianEvent(σ, 2C'), 1, m)`` (replace-one), C' ≥ C the
+        largest real norm of a gradient clipped to C in doubles."""
         return self._event
 
     def sample(self, value: Any, size: int | None = None, rng: Any = None) -> np.ndarray:
