@@ -33,7 +33,7 @@ in doubles), whose output law is the analysed one only up to rounding.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -46,6 +46,17 @@ from dpkit.mechanisms.float_safe import resolve_float_safe
 NOISES = ("laplace", "exponential", "gumbel")
 _BATCH_ELEMENTS = 1 << 22
 _EXACT_BATCH_ELEMENTS = 1 << 20  # the exact argmax keeps more arrays alive per element
+
+
+def _in_batches(runs: int, width: int, batch_elements: int, argmax: Callable[[int], np.ndarray]) -> np.ndarray:
+    """``runs`` indices, ``argmax(rows)`` giving ``rows`` of them at a time, so that at most about
+    ``batch_elements`` candidates' noise is alive at once."""
+    out = np.empty(runs, dtype=np.int64)
+    step = max(1, batch_elements // width)
+    for start in range(0, runs, step):
+        rows = min(step, runs - start)
+        out[start : start + rows] = argmax(rows)
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,13 +93,8 @@ class _Selection(Mechanism):
         scores = check_vector(value, "scores")
         size = check_size(size)
         generator = check_rng(rng)
-        runs = 1 if size is None else size
-        out = np.empty(runs, dtype=np.int64)
-        step = max(1, _EXACT_BATCH_ELEMENTS // scores.size)
-        for start in range(0, runs, step):
-            rows = min(step, runs - start)
-            draws = UnitNoise(noise, rows * scores.size, generator)
-            out[start : start + rows] = noisy_argmax(scores, self.scale, draws)
+        out = _in_batches(1 if size is None else size, scores.size, _EXACT_BATCH_ELEMENTS,
+                          lambda rows: noisy_argmax(scores, self.scale, UnitNoise(noise, rows * scores.size, generator)))
         return self._finish(out, size)
 
 
@@ -136,18 +142,11 @@ class ReportNoisyMax(_Selection):
         scores = check_vector(value, "scores")
         size = check_size(size)
         generator = check_rng(rng)
-        runs = 1 if size is None else size
-        out = np.empty(runs, dtype=np.int64)
-        step = max(1, _BATCH_ELEMENTS // scores.size)
-        for start in range(0, runs, step):
-            shape = (min(step, runs - start), scores.size)
-            if self.noise == "laplace":
-                noise = generator.laplace(0.0, self.scale, size=shape)
-            elif self.noise == "exponential":
-                noise = generator.exponential(self.scale, size=shape)
-            else:
-                noise = generator.gumbel(0.0, self.scale, size=shape)
-            out[start : start + shape[0]] = np.argmax(scores + noise, axis=1)
+        draw = {"laplace": lambda shape: generator.laplace(0.0, self.scale, size=shape),
+                "exponential": lambda shape: generator.exponential(self.scale, size=shape),
+                "gumbel": lambda shape: generator.gumbel(0.0, self.scale, size=shape)}[self.noise]
+        out = _in_batches(1 if size is None else size, scores.size, _BATCH_ELEMENTS,
+                          lambda rows: np.argmax(scores + draw((rows, scores.size)), axis=1))
         return self._finish(out, size)
 
 
