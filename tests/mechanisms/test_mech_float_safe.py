@@ -26,7 +26,14 @@ from statsmodels.stats.proportion import proportion_confint
 from dpkit.accounting.analytic_gaussian import gaussian_epsilon
 from dpkit.accounting.events import GaussianEvent, LaplaceEvent
 from dpkit.audit import audit
-from dpkit.mechanisms import GaussianMechanism, LaplaceMechanism, PrivacyLedger
+from dpkit.mechanisms import (
+    ApproximateMinimizerNoise,
+    GaussianMechanism,
+    LaplaceMechanism,
+    NumericSparse,
+    PrivacyLedger,
+    SparseVectorWithGap,
+)
 from dpkit.mechanisms import float_safe
 from dpkit.mechanisms.float_safe import continuous_noise, lattice, sample_lattice_gaussian, sample_lattice_laplace
 
@@ -331,3 +338,22 @@ def test_the_second_tier_decides_a_call_whose_draws_reach_past_three_and_a_half(
     monkeypatch.setattr(float_safe, "special", proxy)
     rounded = float_safe._gaussian_units(offsets, units, np.random.default_rng(seed))
     assert len(calls) == 1 and list(rounded) == exact
+
+
+@pytest.mark.parametrize("make,pairs", [
+    (lambda: (LaplaceMechanism.from_epsilon(1.0), 1.0, 0.0), PAIRS),
+    (lambda: (LaplaceMechanism.from_epsilon(1.0), 1.0, 0.0), VECTOR_PAIRS),
+    (lambda: (ApproximateMinimizerNoise(beta=0.25, strong_convexity=1.0, rho=0.5), 1.0, 1e-5),
+     [([0.0, 0.0, 0.0], [0.5, 0.0, 0.0])]),  # a shift of its sensitivity 2β/μ = 0.5
+    (lambda: (NumericSparse(0.3, 0.3, 0.4, threshold=0.0, cutoff=1), 1.0, 0.0),
+     [([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])]),
+    (lambda: (SparseVectorWithGap(0.5, 0.5, threshold=0.0, cutoff=1), 1.0, 0.0), [([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])]),
+])
+def test_default_float_outputs_pass_the_default_audit_at_a_million_samples(make, pairs):
+    # every default mechanism whose outputs are doubles, scalar and vector, at its claim (the 10⁶)
+    mech, epsilon, delta = make()
+    if isinstance(mech, ApproximateMinimizerNoise):  # its event is a Gaussian's: claim that event's ε(δ)
+        epsilon = GaussianMechanism(sigma=mech.sigma, sensitivity=mech.valid_sensitivity).epsilon(delta)
+    assert mech.floating_point_safe
+    r = audit(mech.as_audit_callable(), pairs, epsilon, delta, samples=1_000_000, rng=0)
+    assert not r.violation, r.witness
