@@ -94,6 +94,10 @@ def _train_section(doc: Mapping[str, Any]) -> list[str]:
         out.append(f"- **Certified ε (record-level, {certified['neighbouring']}):** {up(certified['epsilon'])} "
                    f"at δ = {certified['delta']:g}, certified by the `{certified['accountant']}` accountant "
                    f"(the tightest of dpkit's accountants over the run's ledger)")
+        unsafe = t.get("as_executed")
+        if unsafe is not None:
+            out.append("- **As executed:** " + ("private as executed (every release drew float-safe noise)" if not unsafe
+                                                else "**NOT private as executed**: " + "; ".join(cell(n) for n in unsafe)))
     claim = t.get("paper_claim")
     if claim is not None:
         value = "none stated" if claim.get("epsilon") is None else f"ε = {cell(claim['epsilon'])} at δ = {cell(claim.get('delta'))}"

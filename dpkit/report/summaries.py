@@ -141,7 +141,19 @@ def train_summary(doc: Document) -> dict[str, Any]:
                  **({"returned model": config["fallback"]["chosen"]} if "fallback" in config else {})},
         "ledger": ledger_summary(doc),
         "neighbouring": p["ledger"].get("neighbouring"),
+        "as_executed": as_executed(p["guarantee"] is not None, list(p.get("notes") or [])),
     }
+
+
+def as_executed(private: bool, notes: list[str]) -> list[str] | None:
+    """A private run's "as executed" status from its notes: ``[]`` when every release was private as
+    executed, else the note that starts "not private as executed" (the run's
+    :data:`~dpkit.algorithms.training.FLOAT_NOTE`, or the older label of a document written before the
+    float-safe default) and the notes of the mechanisms that follow it (``None`` for a non-private run)."""
+    if not private:
+        return None
+    first = next((i for i, note in enumerate(notes) if note.startswith("not private as executed")), None)
+    return [] if first is None else notes[first:]
 
 
 def audit_summary(doc: Document) -> dict[str, Any]:

@@ -209,6 +209,16 @@ def test_train_markdown_states_variant_certificate_claim_and_ledger(written, doc
     agents = ", ".join(map(str, group["agents"]))
     assert re.search(rf"\| {agents} \| Gaussian\(sigma={event['sigma']:.6g}, sensitivity=[^|]*\) \| {count} \|", part)
     assert "(tightest accountant over the rebuilt ledger)" in part and "(identical)" in part
+    assert "- **As executed:** private as executed (every release drew float-safe noise)" in part
+
+
+def test_a_run_with_continuous_noise_is_reported_as_not_private_as_executed(tmp_path):
+    # the opt-out's notes reach the report: the run's label and the mechanism's own note, in the train section
+    path = tmp_path / "continuous.json"
+    path.write_text(json.dumps(cli_json([*TRAIN_ARGV, "--continuous-noise"])))
+    text = write_report([path], tmp_path / "rep").markdown.read_text()
+    line = next(line for line in text.splitlines() if line.startswith("- **As executed:**"))
+    assert "**NOT private as executed**" in line and "GaussianMechanism draws continuous floating-point noise" in line
 
 
 def test_extra_guarantees_are_labelled_and_cited(docs):
