@@ -47,7 +47,7 @@ import numpy as np
 
 from dpkit.mechanisms.float_safe import MAX_REFINEMENTS, refine_uniform, undecided
 
-__all__ = ["NOISES", "UNIT_BOUND", "UnitNoise", "NoiseVector", "check_noise_scale", "decide_above", "noisy_argmax",
+__all__ = ["NOISES", "UNIT_BOUND", "UnitNoise", "NoiseVector", "decide_above", "noisy_argmax",
            "lattice_value"]
 
 NOISES = ("laplace", "exponential", "gumbel", "gaussian")
@@ -62,20 +62,6 @@ _LIBM = 2.0**-39           # twice the 2⁻⁴⁰ allowance per libm call: cover
 _ROUND = 2.0**-49          # rounding of the comparison's or argmax's few operations, relative to their terms
 _TINY = 2.0**-1060         # absolute rounding of those operations near the subnormal range
 _UP = 1.0 + 2.0**-44       # a bound computed in a few rounded operations, times this, is an upper bound
-_MIN_SCALE = 2.0**-1000
-
-
-def check_noise_scale(name: str, scale: float) -> float:
-    """``scale`` if it is finite and at least 2⁻¹⁰⁰⁰ (ValueError naming ``name`` otherwise): an infinite scale,
-    or one that vanishes in doubles, leaves no real comparison to decide.
-
-    >>> check_noise_scale("scale", 2.0)
-    2.0
-    """
-    if not _MIN_SCALE <= scale < math.inf:
-        raise ValueError(f"{name} must be finite and at least 2^-1000 for exact comparisons, got {name}={scale!r}; "
-                         "pass float_safe=False for the continuous sampler")
-    return scale
 
 
 class UnitNoise:

@@ -57,14 +57,14 @@ from dpkit._validation import check_rng
 from dpkit.mechanisms.base import check_size, check_value, finish, output_shape
 
 __all__ = ["LATTICE_BITS", "MIN_SCALE", "lattice", "sample_lattice_gaussian", "sample_lattice_laplace",
-           "check_lattice_scale", "continuous_noise", "resolve_float_safe", "refine_uniform", "undecided",
+           "check_float_safe_scale", "continuous_noise", "resolve_float_safe", "refine_uniform", "undecided",
            "MAX_REFINEMENTS"]
 
 LATTICE_BITS = 16
 """``s/Λ ∈ [2¹⁶, 2¹⁷)``: rounding adds variance ``Λ²/12 ≤ 2⁻³⁵s²`` to the noise's ``s²``."""
 
 MIN_SCALE = 2.0**-1000
-"""The smallest noise scale with a normal (non-zero) lattice."""
+"""The smallest noise scale with a normal (non-zero) lattice (:func:`check_float_safe_scale`)."""
 
 _SLACK = 2.0**-40          # allowed relative error of each libm call, and of the margin arithmetic
 _BITS53 = 2.0**-53         # numpy's random(): k·2⁻⁵³, k uniform in [0, 2⁵³)
@@ -121,11 +121,17 @@ def resolve_float_safe(float_safe: Any) -> bool:
     return bool(float_safe)
 
 
-def check_lattice_scale(name: str, scale: float) -> float:
-    """``scale`` if it is at least :data:`MIN_SCALE` (ValueError naming ``name`` otherwise)."""
-    if not scale >= MIN_SCALE:
-        raise ValueError(f"{name} must be at least 2^-1000 for float-safe noise (its lattice would underflow), "
-                         f"got {name}={scale!r}; pass float_safe=False for the continuous sampler")
+def check_float_safe_scale(name: str, scale: float) -> float:
+    """``scale`` if it is finite and at least :data:`MIN_SCALE` (ValueError naming ``name`` otherwise): below,
+    the lattice would underflow, and an infinite scale leaves no real value to round or compare; the float-safe
+    samplers and comparisons (:mod:`dpkit.mechanisms.exact_comparison`) all check it.
+
+    >>> check_float_safe_scale("scale", 2.0)
+    2.0
+    """
+    if not MIN_SCALE <= scale < math.inf:
+        raise ValueError(f"{name} must be at least 2^-1000 and finite for float-safe noise, got {name}={scale!r}; "
+                         "pass float_safe=False for the continuous sampler")
     return scale
 
 
@@ -166,7 +172,7 @@ def _sample(value: Any, scale: float, size: int | None, rng: Any,
     array = check_value(value)
     size = check_size(size)
     generator = check_rng(rng)
-    check_lattice_scale("scale", scale)
+    check_float_safe_scale("scale", scale)
     step = lattice(scale)
     units = scale / step
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):

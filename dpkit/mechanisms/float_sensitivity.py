@@ -58,6 +58,8 @@ from typing import Union
 
 import numpy as np
 
+from dpkit.accounting.adaptive_steps import float_up
+
 __all__ = [
     "UNIT_ROUNDOFF", "DIMENSION_LIMIT", "gamma", "round_up", "sum_error", "mean_error", "sum_sensitivity",
     "mean_sensitivity", "interval_sum_sensitivity", "interval_mean_sensitivity", "clipped_norm_bound",
@@ -137,11 +139,9 @@ def round_up(value: Number) -> float:
     """
     exact = _signed("value", value)
     try:
-        result = exact.numerator / exact.denominator  # correctly rounded (int true division)
+        result = float_up(exact)
     except OverflowError:
         raise ValueError("value exceeds the largest double") from None
-    if Fraction(result) < exact:
-        result = math.nextafter(result, math.inf)
     if math.isinf(result):
         raise ValueError("value exceeds the largest double")
     return result

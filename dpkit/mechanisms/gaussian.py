@@ -25,7 +25,7 @@ from dpkit._validation import check_positive, check_rng
 from dpkit.accounting.analytic_gaussian import classic_gaussian_sigma, gaussian_epsilon, gaussian_sigma
 from dpkit.accounting.events import GaussianEvent
 from dpkit.mechanisms.base import Mechanism, check_size, check_value, finish, output_shape
-from dpkit.mechanisms.float_safe import check_lattice_scale, lattice, resolve_float_safe, sample_lattice_gaussian
+from dpkit.mechanisms.float_safe import check_float_safe_scale, lattice, resolve_float_safe, sample_lattice_gaussian
 
 CALIBRATIONS = ("sigma", "analytic", "classic", "zcdp")
 
@@ -101,7 +101,7 @@ class GaussianMechanism(Mechanism):
             raise ValueError(f"calibration must be one of {CALIBRATIONS}, got calibration={self.calibration!r}")
         object.__setattr__(self, "float_safe", resolve_float_safe(self.float_safe))
         if self.float_safe:
-            check_lattice_scale("sigma", self.sigma)
+            check_float_safe_scale("sigma", self.sigma)
 
     @classmethod
     def from_epsilon_delta(

@@ -22,7 +22,7 @@ import numpy as np
 from dpkit._validation import check_positive, check_rng
 from dpkit.accounting.events import LaplaceEvent
 from dpkit.mechanisms.base import Mechanism, check_size, check_value, finish, output_shape
-from dpkit.mechanisms.float_safe import check_lattice_scale, lattice, resolve_float_safe, sample_lattice_laplace
+from dpkit.mechanisms.float_safe import check_float_safe_scale, lattice, resolve_float_safe, sample_lattice_laplace
 
 
 def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
@@ -85,7 +85,7 @@ class LaplaceMechanism(Mechanism):
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         object.__setattr__(self, "float_safe", resolve_float_safe(self.float_safe))
         if self.float_safe:
-            check_lattice_scale("scale", self.scale)
+            check_float_safe_scale("scale", self.scale)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0, *, float_safe: bool | None = None) -> "LaplaceMechanism":

@@ -40,8 +40,8 @@ import numpy as np
 from dpkit._validation import check_positive, check_rng
 from dpkit.accounting.events import ExponentialMechanismEvent, PrivacyEvent, PureDPEvent
 from dpkit.mechanisms.base import Mechanism, check_size, check_vector
-from dpkit.mechanisms.exact_comparison import UnitNoise, check_noise_scale, noisy_argmax
-from dpkit.mechanisms.float_safe import resolve_float_safe
+from dpkit.mechanisms.exact_comparison import UnitNoise, noisy_argmax
+from dpkit.mechanisms.float_safe import check_float_safe_scale, resolve_float_safe
 
 NOISES = ("laplace", "exponential", "gumbel")
 _BATCH_ELEMENTS = 1 << 22
@@ -73,7 +73,7 @@ class _Selection(Mechanism):
         if not isinstance(self.monotonic, (bool, np.bool_)):
             raise TypeError(f"monotonic must be a bool, got monotonic={self.monotonic!r}")
         if self.float_safe:
-            check_noise_scale("scale", self.scale)
+            check_float_safe_scale("scale", self.scale)
 
     @property
     def floating_point_safe(self) -> bool:  # type: ignore[override]

@@ -58,8 +58,8 @@ from dpkit.accounting.events import (
     SparseVectorEvent,
 )
 from dpkit.mechanisms.base import Mechanism, check_size, check_vector
-from dpkit.mechanisms.exact_comparison import NoiseVector, UnitNoise, check_noise_scale, decide_above
-from dpkit.mechanisms.float_safe import check_lattice_scale, lattice, resolve_float_safe, sample_lattice_laplace
+from dpkit.mechanisms.exact_comparison import NoiseVector, UnitNoise, decide_above
+from dpkit.mechanisms.float_safe import check_float_safe_scale, lattice, resolve_float_safe, sample_lattice_laplace
 
 THRESHOLD_NOISES = ("lyu", "ding")
 ABOVE, BELOW, UNANSWERED = 1, 0, -1
@@ -226,8 +226,8 @@ class SparseVector(Mechanism):
         if self.max_queries is not None:
             object.__setattr__(self, "max_queries", check_integer("max_queries", self.max_queries, minimum=1))
         if self.float_safe:
-            check_noise_scale("threshold_scale", self.threshold_scale)
-            check_noise_scale("query_scale", self.query_scale)
+            check_float_safe_scale("threshold_scale", self.threshold_scale)
+            check_float_safe_scale("query_scale", self.query_scale)
 
     @classmethod
     def from_epsilon(
@@ -378,7 +378,7 @@ class SparseVectorWithGap(SparseVector):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.float_safe:
-            check_lattice_scale("min(threshold_scale, query_scale)", min(self.threshold_scale, self.query_scale))
+            check_float_safe_scale("min(threshold_scale, query_scale)", min(self.threshold_scale, self.query_scale))
 
     @property
     def lattice(self) -> float | None:
@@ -425,7 +425,7 @@ class NumericSparse(Mechanism):
         object.__setattr__(self, "epsilon3", check_positive("epsilon3", self.epsilon3))
         self.sparse_vector  # validates the rest
         if self.float_safe:
-            check_lattice_scale("answer_scale", self.answer_scale)
+            check_float_safe_scale("answer_scale", self.answer_scale)
 
     @property
     def floating_point_safe(self) -> bool:  # type: ignore[override]
@@ -517,8 +517,8 @@ class GaussianSparseVector(Mechanism):
         object.__setattr__(self, "monotonic", bool(self.monotonic))
         self.event  # validates σ₁, σ₂, k, c and Δ
         if self.float_safe:
-            check_noise_scale("threshold_sigma", self.threshold_sigma)
-            check_noise_scale("query_sigma", self.query_sigma)
+            check_float_safe_scale("threshold_sigma", self.threshold_sigma)
+            check_float_safe_scale("query_sigma", self.query_sigma)
 
     @property
     def event(self) -> PrivacyEvent:

@@ -192,8 +192,9 @@ def train_a_ddp(parts: Sequence[Dataset], *, budget: Budget, iterations: int | N
     evaluator.record(0, np.zeros((users, parts[0].d)))
 
     def on_round(t: int, model: np.ndarray) -> None:
-        if t % every == 0 or t == plan.rounds:  # the rounds the evaluator records (a cheap test, every round)
-            evaluator.record(t, np.broadcast_to(model, (users, model.size)), force=(t == plan.rounds))
+        final = t == plan.rounds
+        if evaluator.due(t, final):  # the users' models are built only for the rounds recorded
+            evaluator.record(t, np.broadcast_to(model, (users, model.size)), force=final)
         if progress:
             progress(t, plan.rounds)
 

@@ -97,13 +97,17 @@ class Evaluator:
             return float(np.mean(empirical_value(self.loss, thetas, *self._stacked)))
         return empirical_risk(self.loss, thetas, self.parts)
 
+    def due(self, t: int, force: bool = False) -> bool:
+        """Whether :meth:`record` records iteration ``t`` (every ``every``-th, or ``force``, once each), so a
+        caller can skip building the models of the rounds it would not."""
+        h = self.history["iteration"]
+        return (force or t % self.every == 0) and not (h and h[-1] == t)
+
     def record(self, t: int, thetas: np.ndarray, duals: np.ndarray | None = None, force: bool = False) -> None:
-        """Record iteration ``t`` (``thetas`` (N, d): the agents' current public models)."""
-        if not force and t % self.every:
+        """Record iteration ``t`` (``thetas`` (N, d): the agents' current public models) when :meth:`due`."""
+        if not self.due(t, force):
             return
         h = self.history
-        if h["iteration"] and h["iteration"][-1] == t:
-            return
         h["iteration"].append(int(t))
         h["consensus_gap"].append(consensus_gap(thetas))
         average = thetas.mean(axis=0)
