@@ -71,13 +71,12 @@ _MAX_STEPS = 200
 
 
 def _checked(sigma: Any, sensitivity: Any) -> float:
-    """μ = Δ/σ after validating both."""
+    """μ = Δ/σ after validating both: ``inf`` where the quotient overflows (almost no noise; δ(ε) = 1 to
+    float precision), and at least the smallest normal float, an upper bound on a quotient that
+    underflows (δ and ε increase with μ) which keeps the curve's relative accuracy."""
     sigma = check_positive("sigma", sigma)
     sensitivity = check_positive("sensitivity", sensitivity)
-    mu = sensitivity / sigma
-    if not (math.isfinite(mu) and mu > 0.0):
-        raise ValueError(f"sensitivity/sigma must be a positive finite number, got {sensitivity}/{sigma}")
-    return mu
+    return max(sensitivity / sigma, sys.float_info.min)
 
 
 def gaussian_log_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
@@ -157,7 +156,8 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     Returns
     -------
     float
-        ε ≥ 0 (0.0 when the mechanism is already (0, δ)-DP).
+        ε ≥ 0 (0.0 when the mechanism is already (0, δ)-DP); ``inf`` when the ε exceeds the largest
+        float (almost no noise: Δ/σ above about 1.3e154, where ε ≥ (Δ/σ)²/2 − 9Δ/σ overflows).
 
     Examples
     --------
@@ -166,14 +166,18 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     """
     mu = _checked(sigma, sensitivity)
     log_target = math.log(check_open_unit("delta", delta))
+    if math.isinf(mu):
+        return math.inf
     if _meets(mu, 0.0, log_target):
         return 0.0
     # ρ + 2√(ρ ln(1/δ)) with ρ = μ²/2 is a valid (ε, δ) for μ-GDP (Bun & Steinke 2016, Prop. 1.3).
     # (2√(ρ ln(1/δ)) = μ√(2 ln(1/δ)), written so that it does not underflow for tiny μ; the bracket
     # scales with μ, so Brent's method needs few steps even when ε is 1e-150.)
-    high = 2.0 * (mu * mu / 2.0 + mu * math.sqrt(-2.0 * log_target))
+    high = min(2.0 * (mu * mu / 2.0 + mu * math.sqrt(-2.0 * log_target)), sys.float_info.max)
     while not _meets(mu, high, log_target):
-        high *= 2.0
+        if high == sys.float_info.max:  # even the largest float is too small an ε (μ ≳ 1.3e154): only ε = ∞ holds
+            return math.inf
+        high = min(2.0 * high, sys.float_info.max)
 
     def excess(eps: float) -> float:
         return log_delta_with_error(mu, eps)[0] - log_target
@@ -221,22 +225,32 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     def excess(log_mu: float) -> float:
         return log_delta_with_error(math.exp(log_mu), epsilon)[0] - log_target
 
-    guess = math.log(epsilon / math.sqrt(2.0 * math.log(1.25) - 2.0 * log_target))
+    spread = 2.0 * math.log(1.25) - 2.0 * log_target
+    ratio = epsilon / math.sqrt(spread)  # the classic calibration's μ, whose log is the guess
+    guess = math.log(ratio) if ratio > 0.0 else math.log(epsilon) - 0.5 * math.log(spread)  # (0 at ε = 5e-324)
+    # log μ stays within the normal floats (μ = e^{log μ} neither 0 nor ∞), and the steps may cross all of
+    # them: where ε ≪ δ, μ is set by δ rather than ε, hundreds away from the guess in log
+    log_lowest, log_highest = math.log(sys.float_info.min), math.log(sys.float_info.max)
+    guess = min(max(guess, log_lowest + 1.0), log_highest - 1.0)
     low, high = guess - 1.0, guess + 1.0
-    for _ in range(_MAX_STEPS):
-        if excess(low) < 0.0:
+    steps = int(log_highest - log_lowest) // 2 + 2
+    for _ in range(steps):
+        if excess(low) < 0.0 or low == log_lowest:
             break
-        low -= 2.0
-    for _ in range(_MAX_STEPS):
-        if excess(high) > 0.0:
+        low = max(low - 2.0, log_lowest)
+    for _ in range(steps):
+        if excess(high) > 0.0 or high == log_highest:
             break
-        high += 2.0
+        high = min(high + 2.0, log_highest)
     if not (excess(low) < 0.0 < excess(high)):
         raise ValueError(f"no Gaussian noise scale for epsilon={epsilon:g}, delta={math.exp(log_target):g} is "
-                         f"representable in floating point (epsilon is too {'small' if epsilon < 1 else 'large'}); "
-                         "choose epsilon in about [1e-100, 1e100]")
+                         f"representable in floating point (epsilon is too {'small' if epsilon < 1 else 'large'})")
     log_mu = optimize.brentq(excess, low, high, xtol=1e-300, rtol=4 * _EPS, maxiter=500)
-    sigma = sensitivity / math.exp(float(log_mu))
+    sigma = max(sensitivity / math.exp(float(log_mu)), math.ulp(0.0))  # (a subnormal Δ can make the quotient 0)
+    if not math.nextafter(sigma, math.inf) * (1.0 + 2.0**-40) < math.inf:  # no room for the one-sided post-check
+        raise ValueError(f"the Gaussian noise scale for epsilon={epsilon:g}, delta={math.exp(log_target):g}, "
+                         f"sensitivity={sensitivity:g} exceeds the largest float; choose a smaller sensitivity "
+                         "(the noise scales with it)")
     return _nudge_up(sigma, lambda s: _meets(sensitivity / s, epsilon, log_target))
 
 

@@ -291,8 +291,11 @@ class ApproxDPAccountant(Accountant):
                 pass
         else:
             notes = (*notes, f"optimal composition skipped: count {k} > {_MAX_OPTIMAL_K} (its sum has count + 1 terms)")
-        if not candidates:
-            raise ValueError(f"delta={delta} is below the δ the ledger spends (at least {sum_delta!r} by basic composition)")
+        if not candidates:  # the worst (ε, δ) steps reveal the data with probability above the target
+            return self._result(math.inf, delta, "trivial bound: epsilon = inf", notes=(
+                *notes, f"epsilon = inf: delta={delta!r} is below the delta the ledger's (epsilon, delta) steps "
+                f"spend ({sum_delta!r} by basic composition, and no other composition fits), so no finite epsilon "
+                "is certified"))
         best = min(candidates)
         return self._result(best[0], delta, best[1], _REFERENCES.get(best[1], ()), notes=notes)
 

@@ -287,6 +287,8 @@ def extreme_event_reason(event: PrivacyEvent) -> str | None:
         ratio = None
         sigma, scale = getattr(item, "sigma", None), getattr(item, "scale", None)
         sensitivity = getattr(item, "sensitivity", None)
+        if isinstance(sensitivity, int) and not isinstance(sensitivity, bool):  # discrete events: Δ ∈ ℕ
+            sensitivity = float(sensitivity)
         if isinstance(sigma, float) and isinstance(sensitivity, float) and sigma > 0:
             ratio, what = sensitivity / sigma, f"sensitivity/sigma = {sensitivity:g}/{sigma:g}"
         elif isinstance(scale, float) and isinstance(sensitivity, float) and scale > 0:

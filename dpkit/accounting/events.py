@@ -478,6 +478,30 @@ class PoissonSampledEvent(PrivacyEvent):
 
 
 @dataclasses.dataclass(frozen=True)
+class RandomAllocationEvent(PrivacyEvent):
+    """One epoch of random allocation ("balls and bins"): ``event`` runs ``steps`` times and each
+    record takes part in ``selected`` of the runs, chosen uniformly at random without repetition,
+    independently of the other records (Feldman & Shenfeld 2025, "Privacy amplification by random
+    allocation"; Chua et al. 2025, "Balls-and-bins sampling for DP-SGD"). Analysed under add/remove
+    neighbours. E epochs are ``SelfComposedEvent(RandomAllocationEvent(...), E)``: each epoch
+    allocates afresh.
+    """
+
+    kind: ClassVar[str] = "random_allocation"
+    event: PrivacyEvent
+    steps: int
+    selected: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.event, PrivacyEvent):
+            raise TypeError(f"event must be a PrivacyEvent, got event={self.event!r}")
+        _set(self, "steps", check_integer("steps", self.steps, minimum=1))
+        _set(self, "selected", check_integer("selected", self.selected, minimum=1))
+        if self.selected > self.steps:
+            raise ValueError(f"selected must be in [1, steps={self.steps}], got selected={self.selected}")
+
+
+@dataclasses.dataclass(frozen=True)
 class SampledWithoutReplacementEvent(PrivacyEvent):
     """``event`` run on a uniformly random subset of fixed size ``sample_size`` drawn without
     replacement from ``population_size`` records (Wang, Balle & Kasiviswanathan 2019; the

@@ -16,6 +16,7 @@ gives μ ≈ q √(T (e^{1/σ²} − 1)) as T → ∞. :class:`GDPAccountant` of
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from typing import Any, Callable
 
@@ -102,9 +103,11 @@ def gdp_mu_to_epsilon(mu: float, delta: float) -> float:
     ok = lambda e: gdp_log_delta(mu, e) <= log_target  # noqa: E731
     if ok(0.0):
         return 0.0
-    upper = max(1.0, mu * mu)
+    upper = min(max(1.0, mu * mu), sys.float_info.max)
     while not ok(upper):
-        upper *= 2.0
+        if upper == sys.float_info.max:  # ε beyond every float (μ ≳ 1.3e154): only ε = ∞ holds
+            return math.inf
+        upper = min(2.0 * upper, sys.float_info.max)
     root = optimize.brentq(lambda e: gdp_log_delta(mu, e) - log_target, 0.0, upper, xtol=1e-15, rtol=4 * np.finfo(float).eps)
     return _search_up(ok, root)
 
@@ -121,16 +124,24 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
     delta = check_target_delta(delta)
     log_target = math.log(delta)
     ok = lambda m: gdp_log_delta(m, epsilon) <= log_target  # noqa: E731
+    # μ ≈ √(2ε) for large ε and ≈ 2.5δ for tiny ε: every finite target's μ lies in [1e-300, 1e155]
     lo, hi = 1e-12, 1.0
     while ok(hi):
         lo, hi = hi, hi * 2.0
-        if hi > 1e6:
+        if hi > 1e155:  # pragma: no cover
             raise ValueError(f"no finite mu reaches the target, got epsilon={epsilon}, delta={delta}")
+    near = hi  # the last failing μ seen: the halving below ends with [lo, near] a factor 2 wide
     while not ok(lo):
-        lo /= 2.0
+        lo, near = lo / 2.0, lo
         if lo < 1e-300:  # pragma: no cover
             raise ValueError(f"no mu > 0 meets the target, got epsilon={epsilon}, delta={delta}")
-    root = optimize.brentq(lambda m: gdp_log_delta(m, epsilon) - log_target, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    gap = lambda m: gdp_log_delta(m, epsilon) - log_target  # noqa: E731
+    # (an absolute tolerance below μ itself, which reaches 1e-300)
+    tolerances = dict(xtol=min(1e-300, 4 * np.finfo(float).eps * lo), rtol=4 * np.finfo(float).eps)
+    try:
+        root = optimize.brentq(gap, lo, hi, **tolerances)
+    except RuntimeError:  # hundreds of orders of magnitude between lo and hi (δ near 1e-300): a narrower bracket
+        root = optimize.brentq(gap, lo, near, **tolerances)
     value = root
     while not ok(value):
         value = math.nextafter(value, 0.0)

@@ -73,8 +73,10 @@ def rdp_bounded_range(alpha: float, epsilon: float) -> float:
     """
     alpha = check_order(alpha)
     epsilon = check_positive("epsilon", epsilon)
-    exact = _exact_with_margin(alpha, epsilon)
-    return max(0.0, min(exact, rdp_pure_dp(alpha, epsilon), alpha * epsilon * epsilon / 8.0))
+    caps = min(rdp_pure_dp(alpha, epsilon), alpha * epsilon * epsilon / 8.0)
+    if (alpha - 1.0) * epsilon == 0.0:  # underflows (ε = 5e-324): the closed form takes log 0; the caps hold
+        return max(0.0, caps)
+    return max(0.0, min(_exact_with_margin(alpha, epsilon), caps))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -94,6 +96,8 @@ def rho_bounded_range(epsilon: float) -> float:
     True
     """
     epsilon = check_positive("epsilon", epsilon)
+    if epsilon <= 1e-100:  # ρ = ε²/8·(1 − O(ε²)): Cesar & Rogers' bound is as tight (and the grid's 1e-6·ε underflows)
+        return epsilon * epsilon / 8.0
     t = np.geomspace(1e-6, 1e8, 7000)
     d = np.array([_exact_with_margin(1.0 + float(x), epsilon) for x in t])
     pieces = d[1:] / (1.0 + t[:-1])

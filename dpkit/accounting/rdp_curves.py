@@ -29,6 +29,7 @@ from dpkit.accounting.events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDPEvent,
+    RandomAllocationEvent,
     RandomizedResponseEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
@@ -41,6 +42,7 @@ from dpkit.accounting.events import (
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.rdp_bounded_range import rdp_bounded_range
 from dpkit.accounting.rdp_conversion import log_delta_at
+from dpkit.accounting.rdp_random_allocation import random_allocation_curve
 from dpkit.accounting.rdp_repeat_select import repeat_and_select_curve
 from dpkit.accounting.rdp_shuffled import rdp_shuffled, shuffled_rdp_atoms
 
@@ -141,6 +143,8 @@ def rdp_curve(event: PrivacyEvent, neighbouring: NeighbouringRelation | str = "a
         return _poisson_curve(event, relation)
     if isinstance(event, SampledWithoutReplacementEvent):
         return _without_replacement_curve(event, relation)
+    if isinstance(event, RandomAllocationEvent):  # Feldman & Shenfeld 2025, Gaussian only
+        return random_allocation_curve(event, relation)
     raise UnsupportedEventError(event, "no RDP curve is known for this event type")
 
 

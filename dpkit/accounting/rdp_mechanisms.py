@@ -89,7 +89,8 @@ def rdp_gaussian(alpha: float, noise_multiplier: float) -> float:
     """
     alpha = check_order(alpha)
     z = check_positive("noise_multiplier", noise_multiplier)
-    return alpha / (2.0 * z * z)
+    denominator = 2.0 * z * z
+    return alpha / denominator if denominator > 0.0 else math.inf  # z² underflows: no noise, only ∞ holds
 
 
 def rdp_laplace(alpha: float, scale: float, sensitivity: float = 1.0) -> float:
@@ -104,6 +105,8 @@ def rdp_laplace(alpha: float, scale: float, sensitivity: float = 1.0) -> float:
     """
     alpha = check_order(alpha)
     lam = check_positive("scale", scale) / check_positive("sensitivity", sensitivity)
+    if math.isinf(lam):  # Δ/b below ~5.6e-309: D_α ≤ αε²/2 is far below the smallest float
+        return 0.0
     if (alpha - 1.0) / lam <= 1.0:  # near α = 1 the log-sum-exp cancels: use the form without cancellation
         return min(float(_laplace_cgf(1.0 / lam, np.array([alpha - 1.0]))[0]) / (alpha - 1.0), 1.0 / lam)
     log_den = math.log(2.0 * alpha - 1.0)
@@ -185,6 +188,11 @@ def rdp_objective_perturbation(alpha: float, noise_multiplier: float, jacobian: 
     return xi + alpha / (2.0 * z * z) + (math.log(2.0) + float(special.log_ndtr(kappa))) / (alpha - 1.0)
 
 
+#: Largest sensitivity whose shifts d = 1..Δ :func:`rdp_discrete_laplace` enumerates; above it the
+#: pure-DP curve of ε = Δ/t is used (a valid, looser bound).
+_DISCRETE_LAPLACE_MAX_SHIFTS = 2**20
+
+
 def rdp_discrete_laplace(alpha: float, scale: float, sensitivity: int = 1) -> float:
     """RDP of the discrete Laplace mechanism P(x) ∝ e^{−|x|/t} on an integer query of
     sensitivity Δ (exact, by closed-form geometric sums, maximised over shifts d = 1..Δ).
@@ -192,11 +200,18 @@ def rdp_discrete_laplace(alpha: float, scale: float, sensitivity: int = 1) -> fl
     With s = 1/t, c = (1−e^{−s})/(1+e^{−s}) and a shift d, the sum
     Σ_x P(x)^α P(x−d)^{1−α} = c · [ (e^{s(α−1)d} + e^{−sαd}) / (1−e^{−s})
     + e^{s(α−1)d} Σ_{x=1}^{d−1} e^{−s(2α−1)x} ] (derived in docs/accounting.md).
-    The result is capped by the pure-DP bound Δ/t.
+    The result is capped by the pure-DP bound Δ/t. Above Δ = 2²⁰ shifts the pure-DP curve of
+    ε = Δ/t (:func:`rdp_pure_dp`) is returned instead; ∞ where Δ/t overflows.
     """
     alpha = check_order(alpha)
     s = 1.0 / check_positive("scale", scale)
     delta_max = check_integer("sensitivity", sensitivity, minimum=1)
+    if math.isinf(delta_max * s):  # t so small that Δ/t overflows: no noise, only ∞ holds
+        return math.inf
+    if delta_max > _DISCRETE_LAPLACE_MAX_SHIFTS:
+        # too many shifts to enumerate: the mechanism is (Δ/t)-DP, so the binary randomized response
+        # curve bounds it (Kairouz, Oh & Viswanath 2015, Thm 2.1; see rdp_pure_dp)
+        return rdp_pure_dp(alpha, delta_max * s)
     d = np.arange(1, delta_max + 1, dtype=float)
     log_c = math.log(-math.expm1(-s)) - math.log1p(math.exp(-s))
     log_geo = -math.log(-math.expm1(-s))  # log 1/(1−e^{−s})
@@ -319,9 +334,18 @@ def rdp_poisson_subsampled_gaussian(alpha: float, q: float, noise_multiplier: fl
 def amplified_pure_epsilon(epsilon: float, q: float) -> float:
     """ε′ = log(1 + q(e^ε − 1)): an ε-DP mechanism on a Poisson subsample of rate q is ε′-DP under
     add/remove neighbours (Li, Qardaji & Su 2012, Thm 1; Balle, Barthe & Gaboardi 2018, Thm 8)."""
-    epsilon = check_nonnegative("epsilon", epsilon)
+    epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
     q = check_unit_interval("q", q, include_zero=False)
-    return math.log1p(q * math.expm1(epsilon))
+    if epsilon <= 700.0:
+        return math.log1p(q * math.expm1(epsilon))
+    if math.isinf(epsilon):
+        return math.inf
+    # e^ε overflows: ε′ = log1p(e^x) with x = log(q(e^ε − 1)) = log q + ε + log1p(−e^{−ε}), x raised by
+    # a bound on its rounding error (a few ulps of its largest term, which cancel when q e^ε is small)
+    log_q = math.log(q)
+    x = log_q + epsilon + math.log1p(-math.exp(-epsilon)) + 4.0 * math.ulp(max(epsilon, -log_q))
+    value = x + math.log1p(math.exp(-x)) if x > 0.0 else math.log1p(math.exp(x))
+    return math.nextafter(value, math.inf)
 
 
 def rdp_poisson_subsampled_laplace(alpha: float, q: float, scale: float, sensitivity: float = 1.0) -> float:
@@ -584,10 +608,12 @@ def rho_randomized_response(epsilon: float, k: int = 2) -> float:
     >>> round(rho, 6), rho < 0.5
     (0.462117, True)
     """
-    epsilon = check_nonnegative("epsilon", epsilon)
+    epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
     k = check_integer("k", k, minimum=2)
     if epsilon == 0.0:
         return 0.0
+    if math.isinf(epsilon):  # a parameter that overflowed (e.g. Δ/b with b = 5e-324): no privacy, ρ = ∞
+        return math.inf
     if k == 2 and epsilon <= 1e-8:
         # ρ = ε tanh(ε/2) − O(ε⁴) here, so Bun & Steinke's ε²/2 is within ε²/12 < 1e-17 relative: the
         # certified search (slow for tiny ε, whose curve is flat over its whole grid) gains nothing.

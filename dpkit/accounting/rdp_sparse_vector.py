@@ -117,12 +117,13 @@ def rdp_laplace_sparse_vector(
     epsilon1 = check_positive("epsilon1", epsilon1)
     epsilon2 = check_positive("epsilon2", epsilon2)
     cutoff, max_queries = _check_cutoff_queries(cutoff, max_queries)
-    threshold = rm.rdp_laplace(alpha, 1.0 / epsilon1)
+    # Lap(1/ε₁) as scale 1 on sensitivity ε₁ (the same λ = 1/ε₁): a scale 1/ε₁ overflows for ε₁ below ~5.6e-309
+    threshold = rm.rdp_laplace(alpha, 1.0, epsilon1)
     tops = cutoff if max_queries is None else min(cutoff, max_queries)  # at most this many ⊤ answers
     queries_pure = tops * (epsilon2 / cutoff)
     best = min(threshold + queries_pure, rm.rdp_pure_dp(alpha, epsilon1 + queries_pure))
     if max_queries is not None:
-        query = rm.rdp_laplace(alpha, cutoff / epsilon2)
+        query = rm.rdp_laplace(alpha, float(cutoff), epsilon2)
         best = min(best, threshold + _range_bound(alpha, cutoff, max_queries, query))
     return best
 
@@ -165,7 +166,15 @@ def rho_laplace_sparse_vector(epsilon1: float, epsilon2: float, cutoff: int = 1,
     pure = rm.rho_pure_dp(epsilon1 + epsilon2)
     if max_queries is None:
         return pure
-    return min(pure, rm.rho_laplace(1.0 / epsilon1) + max_queries * rm.rho_laplace(cutoff / epsilon2))
+    return min(pure, _rho_laplace_noise(1.0 / epsilon1, epsilon1)
+               + max_queries * _rho_laplace_noise(cutoff / epsilon2, epsilon2 / cutoff))
+
+
+def _rho_laplace_noise(scale: float, epsilon: float) -> float:
+    """ρ of Laplace noise of ``scale`` on sensitivity 1 (ε = 1/scale); where the scale overflows (ε below
+    ~5.6e-309) the ε²/2 of :func:`~dpkit.accounting.rdp_mechanisms.rho_pure_dp`, which ``rho_laplace`` uses
+    itself for every ε ≤ 1e-8."""
+    return rm.rho_laplace(scale) if math.isfinite(scale) else rm.rho_pure_dp(epsilon)
 
 
 def rho_gaussian_sparse_vector(threshold_multiplier: float, query_multiplier: float, max_queries: int,

@@ -57,13 +57,20 @@ def clone_range(epsilon0: float, n_users: int) -> tuple[np.ndarray, np.ndarray, 
 def _cell_delta(c: np.ndarray, epsilon: float, epsilon0: float) -> np.ndarray:
     """δ_c(ε) of the pair given C = c (exact up to the binomial functions' rounding), vectorised."""
     alpha = 1.0 / (1.0 + math.exp(-epsilon0))
-    ratio = (math.exp(epsilon0) - math.exp(epsilon)) / math.expm1(epsilon + epsilon0)
+    if epsilon + epsilon0 <= 700.0:
+        ratio = (math.exp(epsilon0) - math.exp(epsilon)) / math.expm1(epsilon + epsilon0)
+        first = alpha - math.exp(epsilon) * (1.0 - alpha)
+        second = (1.0 - alpha) - math.exp(epsilon) * alpha
+    else:  # e^{ε + ε₀} overflows (ε < ε₀): the same quantities divided through by e^{ε₀}
+        ratio = math.exp(-epsilon) * math.expm1(epsilon - epsilon0) / math.expm1(-epsilon - epsilon0)
+        first = alpha - math.exp(epsilon - epsilon0) / (1.0 + math.exp(-epsilon0))  # α − e^ε(1 − α)
+        # (1 − α) − e^ε α, with e^ε capped below overflow: only less negative, so δ only larger (and the
+        # cells it multiplies are empty unless c ≥ e^709)
+        second = math.exp(-epsilon0) / (1.0 + math.exp(-epsilon0)) - math.exp(min(epsilon, 709.0)) * alpha
     beta = ratio / (1.0 + ratio)
     cut = np.floor(beta * (c + 1))
     upper = stats.binom.cdf(cut, c, 0.5)
     lower = np.where(cut >= 1, stats.binom.cdf(cut - 1, c, 0.5), 0.0)
-    first = alpha - math.exp(epsilon) * (1.0 - alpha)
-    second = (1.0 - alpha) - math.exp(epsilon) * alpha
     value = first * upper + second * lower
     return np.maximum(value + _ROUNDING * (abs(first) * upper + abs(second) * lower), 0.0)
 

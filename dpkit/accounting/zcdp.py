@@ -50,6 +50,7 @@ from dpkit.accounting.events import (
     ParallelComposedEvent,
     PrivacyEvent,
     PureDPEvent,
+    RandomAllocationEvent,
     RandomizedResponseEvent,
     RepeatAndSelectEvent,
     SelfComposedEvent,
@@ -150,8 +151,11 @@ def zcdp_to_epsilon(rho: float, delta: float, conversion: str = "optimal") -> fl
         return 0.0
     if math.isinf(rho):  # a leaf without noise (σ → 0): only the trivial bound holds
         return math.inf
-    classic = _safe_up(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)))
-    if conversion == "classic":
+    log_inverse = math.log(1.0 / delta)
+    # (2√ρ·√log(1/δ) where the product ρ·log(1/δ) overflows, from ρ ≈ 2.6e305 at δ = 1e-300)
+    root = math.sqrt(rho * log_inverse) if rho * log_inverse < math.inf else math.sqrt(rho) * math.sqrt(log_inverse)
+    classic = _safe_up(rho + 2.0 * root)
+    if conversion == "classic" or math.isinf(classic):  # (∞ only for ρ at the top of the float range)
         return classic
     log_target = math.log(delta)
     if _optimal_log_delta(rho, 0.0)[0] <= log_target:
@@ -195,10 +199,14 @@ def rho_for(epsilon: float, delta: float) -> float:
 
     # the classic conversion is never better, so its ρ is feasible for the optimal one
     low = (math.sqrt(math.log(1.0 / delta) + epsilon) - math.sqrt(math.log(1.0 / delta))) ** 2
+    if low == 0.0:  # the difference cancels for ε ≪ log(1/δ) (ρ ≈ ε²/(4 log(1/δ)) there): start from a positive ρ
+        low = max(epsilon * epsilon / (4.0 * (math.log(1.0 / delta) + epsilon)), sys.float_info.min)
     if not ok(low):
         low = low / 2.0
-        while not ok(low):
+        while not ok(low):  # ends: ρ = 0 is feasible
             low /= 2.0
+        if low == 0.0:  # the largest feasible ρ is below the smallest float
+            return 0.0
     high = low * 2.0
     while ok(high):
         low, high = high, high * 2.0
@@ -293,6 +301,11 @@ def event_rho(event: PrivacyEvent) -> float:
     if isinstance(event, ShuffledEvent):
         raise UnsupportedEventError(
             event, "shuffled reports have no zCDP bound here; use the RDP or PLD accountant (replace-one)"
+        )
+    if isinstance(event, RandomAllocationEvent):
+        raise UnsupportedEventError(
+            event, "random allocation has no zCDP bound here: its amplified Rényi bound (Feldman & Shenfeld 2025) "
+            "is computed order by order and is not of the form ρα; use the RDP accountant (add-remove)",
         )
     if isinstance(event, (ComposedEvent, SelfComposedEvent)):
         return sum(count * event_rho(leaf) for leaf, count in flatten(event))

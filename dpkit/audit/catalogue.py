@@ -11,6 +11,8 @@ named pair patterns of :class:`dpkit.audit.StatDPPatterns`); :data:`BROKEN` maps
 ``(function, pairs, true_epsilon)`` with ``true_epsilon(claimed)`` the true ε or a lower bound of it
 (``inf`` when unbounded). :class:`Entry` binds a function to a claimed ε (picklable, for worker
 processes). dpkit's audit tests and ``benchmarks/audit.py`` measure power and false-positive rate on it.
+:data:`BATCHING` holds one epoch of DP-SGD-like noisy batch sums under shuffled fixed-size batches and
+under random allocation, with Chua et al. 2024's neighbours and the claims each is reported with.
 
 >>> from dpkit.audit import audit
 >>> function, pairs, true_epsilon = BROKEN["noisy_sum_half"]
@@ -26,7 +28,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["CORRECT", "BROKEN", "Entry", "leaky_sum"]
+from dpkit.accounting.base import UnsupportedEventError
+from dpkit.accounting.events import GaussianEvent, PoissonSampledEvent, RandomAllocationEvent, SelfComposedEvent
+from dpkit.accounting.registry import make_accountant
+from dpkit.accounting.shuffled_batches import shuffled_epsilon_lower
+
+__all__ = ["CORRECT", "BROKEN", "Entry", "leaky_sum", "BATCHING", "shuffled_batches", "random_allocation",
+           "batching_pairs", "poisson_claim", "random_allocation_claim", "shuffled_true_epsilon"]
 
 
 def _q(database: Any) -> np.ndarray:
@@ -199,3 +207,108 @@ BROKEN = {
 def leaky_sum(database, n, rng):
     """A sum claimed 1-DP with Laplace scale 1/2 (true ε = 2): the CLI's module:function example."""
     return np.asarray(database, dtype=float).sum() + rng.laplace(scale=0.5, size=n)
+
+
+# --------------------------------------------------------------------------- batch sampling in DP-SGD
+# Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang, "How Private are DP-SGD Implementations?",
+# ICML 2024: the same noisy batch sums under two batch samplers. Records are clipped gradients in
+# [−1, 1] (one dimension, clip norm 1); a step releases the sum of its batch plus N(0, σ²).
+
+BATCH_SIGMA = 1.0
+"""Noise multiplier σ of the batching entries."""
+BATCH_STEPS = 16
+"""Steps t of the one epoch of the batching entries (batches of one record: the datasets have t records)."""
+BATCH_DELTA = 1e-5
+"""The δ of their claims."""
+
+
+def _batch_records(database: Any, steps: int) -> np.ndarray:
+    records = _q(database).ravel()
+    if records.size == 0 or records.size % steps:
+        raise ValueError(f"the database must hold a positive multiple of steps={steps} records, got {records.size}")
+    if not np.all(np.abs(records) <= 1.0):
+        raise ValueError("records are clipped gradients: every entry must lie in [-1, 1]")
+    return records
+
+
+def _noisy_sums(sums: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """``sums`` + N(0, σ²) from the audit's ``rng``, rounded exactly to the lattice Λ = 2^(⌊log₂ σ⌋ − 16).
+
+    The rounding is a post-processing of the real-valued release, as in dpkit's float-safe
+    ``GaussianMechanism`` (which :mod:`dpkit.audit` may not import, docs/design.md): the outputs'
+    low-order bits then carry no trace of the input, so the audit's float-bit events test the design,
+    not numpy's sampler (sums of records in [−1, 1] with at most 2⁴⁰ records are exact)."""
+    grid = 2.0 ** (math.floor(math.log2(sigma)) - 16)
+    out = rng.normal(scale=sigma, size=sums.shape)
+    out += sums
+    out /= grid  # exact: a power of two
+    np.rint(out, out=out)
+    out *= grid
+    return out
+
+
+def shuffled_batches(database, n, rng, sigma=BATCH_SIGMA, steps=BATCH_STEPS):
+    """One epoch of DP-SGD-style linear queries over **shuffled fixed-size batches** (Chua et al. 2024,
+    ABLQ_S): the records are permuted uniformly at random and cut into ``steps`` batches of equal size;
+    the output is the ``steps`` noisy batch sums (a vector per sample).
+
+    Its privacy is not that of Poisson subsampling: on Chua et al.'s pair (:func:`batching_pairs`)
+    its true ε is at least :func:`shuffled_true_epsilon` (4.32 at the defaults), far above the
+    Poisson ε papers report for it (:func:`poisson_claim`, 2.24)."""
+    records = _batch_records(database, steps)
+    rows = rng.permuted(np.broadcast_to(records, (n, records.size)), axis=1)
+    return _noisy_sums(rows.reshape(n, steps, -1).sum(axis=2), sigma, rng)
+
+
+def random_allocation(database, n, rng, sigma=BATCH_SIGMA, steps=BATCH_STEPS):
+    """The same linear queries with **random allocation** ("balls and bins"; Chua et al. 2025, Feldman &
+    Shenfeld 2025): each record joins one of the ``steps`` batches, uniformly and independently of the
+    others, so the batch sizes vary. Its ε is that of ``RandomAllocationEvent(GaussianEvent(σ), steps)``
+    (:func:`random_allocation_claim`)."""
+    records = _batch_records(database, steps)
+    where = rng.integers(0, steps, size=(n, records.size))
+    where += steps * np.arange(n)[:, None]
+    sums = np.bincount(where.ravel(), weights=np.broadcast_to(records, where.shape).ravel(), minlength=n * steps)
+    return _noisy_sums(sums.reshape(n, steps), sigma, rng)
+
+
+def batching_pairs(steps=BATCH_STEPS):
+    """Zero-out neighbours (one record's gradient replaced by 0, Chua et al. 2024's relation; the same as
+    removing it for Poisson subsampling and random allocation): Chua et al.'s pair, every other record at
+    −1 and the differing one at +1 (the batch that holds it stands out by 2, or by 1 once zeroed), and the
+    pair with every other record at 0 (the worst case of random allocation)."""
+    others = -np.ones(steps - 1)
+    return [(np.r_[others, 1.0], np.r_[others, 0.0]), (np.r_[np.zeros(steps - 1), 1.0], np.zeros(steps))]
+
+
+def poisson_claim(sigma=BATCH_SIGMA, steps=BATCH_STEPS, delta=BATCH_DELTA):
+    """The ε "as papers report it" for one epoch: Poisson subsampling at rate 1/t for t steps, add/remove
+    neighbours (the PLD accountant's certified upper bound)."""
+    event = SelfComposedEvent(PoissonSampledEvent(GaussianEvent(sigma), 1.0 / steps), steps)
+    return make_accountant("pld").compose(event).get_epsilon(delta).epsilon
+
+
+def random_allocation_claim(sigma=BATCH_SIGMA, steps=BATCH_STEPS, delta=BATCH_DELTA):
+    """The certified ε of one epoch of random allocation, ``RandomAllocationEvent(GaussianEvent(σ), t)``:
+    the PLD accountant's, or the RDP accountant's (add/remove) where the PLD does not take the event.
+    Raises :class:`~dpkit.accounting.base.UnsupportedEventError` when neither does."""
+    event = RandomAllocationEvent(GaussianEvent(sigma), steps)
+    try:
+        accountant = make_accountant("pld").compose(event)
+    except UnsupportedEventError:
+        accountant = make_accountant("rdp", neighbouring="add-remove").compose(event)
+    return accountant.get_epsilon(delta).epsilon
+
+
+def shuffled_true_epsilon(sigma=BATCH_SIGMA, steps=BATCH_STEPS, delta=BATCH_DELTA):
+    """A certified lower bound on the true ε of :func:`shuffled_batches` at ``delta``
+    (:func:`dpkit.accounting.shuffled_batches.shuffled_epsilon_lower`)."""
+    return shuffled_epsilon_lower(sigma, steps, 1, delta)
+
+
+BATCHING = {
+    "shuffled_batches": (shuffled_batches, poisson_claim, "refute"),
+    "random_allocation": (random_allocation, random_allocation_claim, "pass"),
+}
+"""Name → ``(function, claim, expected)``: the mechanism at the defaults (σ = 1, t = 16, one epoch), the
+claim function (ε at δ = 10⁻⁵) and the verdict a correct audit should reach on :func:`batching_pairs`."""

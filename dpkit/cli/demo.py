@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ from dpkit._validation import check_integer, check_positive
 from dpkit.accounting.calibration import calibrate_gaussian_sigma
 from dpkit.algorithms.audit_instances import make_scenario
 from dpkit.audit import minimum_samples
+from dpkit.commands import strict_json
 from dpkit.commands.files import install_folder, new_temp_folder
 from dpkit.commands.runner import run_json
 from dpkit.report import write_report
@@ -162,7 +162,7 @@ def _run_into(args: argparse.Namespace, folder: Path, target: Path) -> None:
     paths = []
     for name, document in documents.items():
         path = folder / name
-        path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+        path.write_text(strict_json.dumps(document, indent=1), encoding="utf-8")
         paths.append(path)
 
     say("4/4 writing the report")

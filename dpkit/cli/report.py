@@ -17,12 +17,12 @@ user trusts by name (``--trust-module NAME``), see :mod:`dpkit.report.sandbox`.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 from typing import Any
 
+from dpkit.commands import strict_json
 from dpkit.report import RerunPolicy, check_out_dir, load_document, write_report
 from dpkit.report.ledger_accounting import PLD_TARGET_WIDTH
 from dpkit.report.sandbox import DEFAULT_TIMEOUT
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dpkit report: no plots: {result.skipped_plots['all plots']}", file=sys.stderr)
     status = 0 if result.rerun_matched is not False else 1
     if args.json:
-        print(json.dumps(result.to_dict()))
+        print(strict_json.dumps(result.to_dict()))
         return status
     failures = [(section["source"], section["rerun"]["error"]) for section in result.report["documents"]
                 if section["rerun"].get("error")]

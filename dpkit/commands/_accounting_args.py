@@ -9,7 +9,6 @@ from :mod:`dpkit.accounting`.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any, Callable
@@ -20,17 +19,19 @@ from dpkit.accounting.events import (
     LaplaceEvent,
     PoissonSampledEvent,
     PrivacyEvent,
+    RandomAllocationEvent,
     RandomizedResponseEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
 from dpkit.accounting.neighbouring import NeighbouringRelation
+from dpkit.commands import strict_json
 from dpkit.commands.option_names import options_named
 from dpkit.commands import _peer_mechanisms as peer
 from dpkit.commands import _sparse_vector_args as sparse_vector
 
 MECHANISMS = ("gaussian", "laplace", "randomized-response")
-SAMPLING = ("none", "poisson", "without-replacement")
+SAMPLING = ("none", "poisson", "without-replacement", "random-allocation")
 ACCOUNTANTS = ("rdp", "zcdp", "analytic", "pld", "gdp", "approx")
 
 PARAMETER_OF = {"gaussian": "sigma", "laplace": "scale", "randomized-response": "epsilon0"}
@@ -82,6 +83,11 @@ def add_arguments(parser: argparse.ArgumentParser, *, calibrating: bool) -> None
     samp.add_argument("--rate", type=float, help="sampling rate q (poisson), or batch/population (without-replacement)")
     samp.add_argument("--batch", type=int, help="batch size m (without-replacement)")
     samp.add_argument("--population", type=int, help="population size n (without-replacement)")
+    samp.add_argument("--steps-per-epoch", type=int, metavar="T",
+                      help="random-allocation: steps per epoch T (each record in --uses-per-epoch of them); "
+                           "--count is then the number of epochs")
+    samp.add_argument("--uses-per-epoch", type=int, metavar="K", default=None,
+                      help="random-allocation: steps per epoch each record takes part in (default 1)")
     acc = parser.add_argument_group("accounting")
     acc.add_argument(
         "--neighbouring",
@@ -157,6 +163,20 @@ def base_event(mechanism: str, value: float, args: argparse.Namespace) -> Privac
 
 
 def _sampled(event: PrivacyEvent, args: argparse.Namespace) -> PrivacyEvent:
+    allocation = {"steps_per_epoch": args.steps_per_epoch, "uses_per_epoch": args.uses_per_epoch}
+    if args.sampling != "random-allocation":
+        for option, value in allocation.items():
+            if value is not None:
+                raise ValueError(f"--{option.replace('_', '-')} needs --sampling random-allocation")
+    if args.sampling == "random-allocation":
+        for option in ("rate", "batch", "population"):
+            if getattr(args, option) is not None:
+                raise ValueError(f"--{option} does not apply to --sampling random-allocation "
+                                 "(use --steps-per-epoch and --uses-per-epoch)")
+        if args.steps_per_epoch is None:
+            raise ValueError("--sampling random-allocation needs --steps-per-epoch T (an integer >= 1)")
+        return RandomAllocationEvent(event, args.steps_per_epoch, 1 if args.uses_per_epoch is None
+                                     else args.uses_per_epoch)
     if args.sampling == "none":
         for option in ("rate", "batch", "population"):
             if getattr(args, option) is not None:
@@ -188,7 +208,8 @@ def _sampled(event: PrivacyEvent, args: argparse.Namespace) -> PrivacyEvent:
 OPTION_OF = {"sigma": "--sigma", "scale": "--scale", "epsilon": "--epsilon0", "k": "--k", "sensitivity": "--sensitivity",
              "count": "--count", "rate": "--rate", "sample_size": "--batch", "population_size": "--population",
              "step_counts": "--steps", "mean": "--repeat-mean", "shape": "--repeat-shape", "n_users": "--users",
-             "cutoff": "--cutoff", "max_queries": "--max-queries"}
+             "cutoff": "--cutoff", "max_queries": "--max-queries", "steps": "--steps-per-epoch",
+             "selected": "--uses-per-epoch"}
 """The option behind each event field, for error messages."""
 
 
@@ -216,8 +237,8 @@ def check_common(args: argparse.Namespace) -> None:
 
 
 def emit(payload: dict[str, Any], text: str, as_json: bool) -> None:
-    """Print ``payload`` as one JSON object, or ``text``."""
-    print(json.dumps(payload, sort_keys=True) if as_json else text)
+    """Print ``payload`` as one strict JSON object (see :mod:`~dpkit.commands.strict_json`), or ``text``."""
+    print(strict_json.dumps(payload, sort_keys=True) if as_json else text)
 
 
 def fmt_up(value: float | None, digits: int = 6) -> str:
@@ -256,4 +277,8 @@ def describe(args: argparse.Namespace, parameter: str | None = None, value: floa
         base += f", Poisson sampling at rate {args.rate:g}"
     elif args.sampling == "without-replacement":
         base += ", sampling without replacement"
+    elif args.sampling == "random-allocation":
+        uses = 1 if args.uses_per_epoch is None else args.uses_per_epoch
+        base += f", random allocation ({uses} of {args.steps_per_epoch} steps per epoch)"
+        return base + f", {args.count} epoch{'s' if args.count != 1 else ''}"
     return base + f", {args.count} time{'s' if args.count != 1 else ''}"

@@ -25,6 +25,7 @@ import os
 import sys
 from typing import Any, Sequence
 
+from dpkit.commands import strict_json
 from dpkit.commands.errors import (  # noqa: F401  (re-exported)
     EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUTED, EXIT_USAGE, CommandError, UserCodeError,
 )
@@ -180,4 +181,4 @@ def _with_envelope(printed: str, args: argparse.Namespace, argv: Sequence[str]) 
     if not isinstance(payload, dict):
         return printed
     payload["dpkit"] = envelope(args, argv)
-    return json.dumps(payload) + "\n"
+    return strict_json.dumps(payload) + "\n"

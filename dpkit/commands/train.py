@@ -67,6 +67,7 @@ from dpkit.algorithms.substrate.evaluation import DIAGNOSTIC_LABEL
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.substrate.result import TrainingResult
 from dpkit.algorithms import train
+from dpkit.commands import strict_json
 from dpkit.commands.files import temp_name, write_new
 from dpkit.commands.option_names import options_named
 
@@ -211,9 +212,9 @@ def _run(args: argparse.Namespace, options: dict[str, Any], label: Any, bounds: 
         result = dataclasses.replace(result, config={**result.config, "data_read_as": read_as})
     full = result.to_dict(diagnostics=args.diagnostics)
     if args.out:
-        write_new(args.out, json.dumps(full, indent=1), force=args.force)
+        write_new(args.out, strict_json.dumps(full, indent=1), force=args.force)
     if args.json:
-        print(json.dumps({k: v for k, v in full.items() if k not in SUMMARY_OMITS}))
+        print(strict_json.dumps({k: v for k, v in full.items() if k not in SUMMARY_OMITS}))
         return 0
     print(summary(result, diagnostics=args.diagnostics))
     return 0

@@ -33,10 +33,13 @@ def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
     """
     epsilon = check_positive("epsilon", epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    scale = sensitivity / epsilon
+    scale = max(sensitivity / epsilon, math.ulp(0.0))  # (a quotient that underflows: the smallest positive float)
     # Compare exactly (as rationals): the float quotient Δ/b may round down below ε.
-    while Fraction(sensitivity) / Fraction(scale) > Fraction(epsilon):
+    while math.isfinite(scale) and Fraction(sensitivity) / Fraction(scale) > Fraction(epsilon):
         scale = math.nextafter(scale, math.inf)
+    if math.isinf(scale):
+        raise ValueError(f"the Laplace scale sensitivity/epsilon = {sensitivity:g}/{epsilon:g} exceeds the largest "
+                         "float; choose a larger epsilon or a smaller sensitivity")
     return scale
 
 

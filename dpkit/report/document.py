@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from dpkit.commands import strict_json
 from dpkit.commands.provenance import config_hash
 
 #: Commands whose output a report understands, and the result fields each must carry.
@@ -95,6 +96,7 @@ def document_from_dict(data: Any, source: str = "<dict>") -> Document:
         raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
     if nesting_depth_exceeds(data):
         raise ValueError(f"{source}: arrays and objects nested deeper than {MAX_DEPTH} levels; not a dpkit document")
+    data = read_numbers(data)
     envelope = data.get("dpkit")
     if not isinstance(envelope, Mapping):
         raise ValueError(
@@ -120,10 +122,27 @@ def document_from_dict(data: Any, source: str = "<dict>") -> Document:
     if command == "train":
         _check_train(data, source)
     if command == "dpsgd" and not all(isinstance(data.get(name), Mapping) for name in ("poisson", "shuffled")) \
-            and not all(isinstance(data.get(name), Mapping) for name in ("rdp", "pld")):
+            and not _calibrated(data):
         raise ValueError(f"{source}: a dpsgd document needs \"poisson\" and \"shuffled\" (a privacy statement) or "
-                         "\"rdp\" and \"pld\" (a calibrated noise multiplier)")
+                         "a calibrated noise multiplier per accountant (\"rdp\" and \"pld\", or those its "
+                         "\"accountants\" list names)")
     return Document(source=source, command=command, payload=data)
+
+
+def read_numbers(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """``payload`` with its non-finite numbers (``"inf"``, ``"-inf"``, ``"nan"``, see
+    :mod:`dpkit.commands.strict_json`) read back as floats; the ``"dpkit"`` envelope is kept as
+    written (its configuration is what the hash covers). Documents with ``Infinity`` tokens (dpkit
+    before strict JSON) already hold floats and are unchanged."""
+    return {key: value if key == "dpkit" else strict_json.decode(value) for key, value in payload.items()}
+
+
+def _calibrated(data: Mapping[str, Any]) -> bool:
+    """Whether a dpsgd document holds a calibration: one result per accountant it lists ("rdp" and "pld"
+    in documents written before ``--batching``)."""
+    names = data.get("accountants", ("rdp", "pld"))
+    return isinstance(names, (list, tuple)) and bool(names) and all(
+        isinstance(name, str) and isinstance(data.get(name), Mapping) for name in names)
 
 
 def _check_train(data: Mapping[str, Any], source: str) -> None:

@@ -148,10 +148,11 @@ def _section(index: int, doc: Mapping[str, Any], plots: Mapping[str, str]) -> li
         out += ["### The document's privacy numbers", "",
                 "`certified` rows are an accountant's upper bound; a `paper claim` row restates the paper's own "
                 "analysis (valid only where it says so); an `assumption` row holds only under the assumption it states (not a "
-                "proven bound); `extra guarantee` rows are further accountant results, "
+                "proven bound); a `lower bound` row is a certified lower bound (neighbouring data sets reach it); "
+                "`extra guarantee` rows are further accountant results, "
                 "each for the privacy unit its name states.", ""]
         out.append(table(["analysis", "role", "epsilon (rounded up)", "delta", "accountant", "method"],
-                         [[a["analysis"], a["role"], up(a.get("epsilon")) if a["role"] not in ("paper claim", "assumption")
+                         [[a["analysis"], a["role"], up(a.get("epsilon")) if a["role"] not in ("paper claim", "assumption", "lower bound")
                            else cell(a.get("epsilon")), a.get("delta"), a.get("accountant"), a.get("method")]
                           for a in doc["analyses"]]))
         out.append("")

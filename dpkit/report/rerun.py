@@ -27,7 +27,9 @@ RERUN_FIELDS: dict[str, tuple[str, ...]] = {
     "dpsgd": ("noise_multiplier", "sampling_rate", "steps", "poisson.epsilon_rdp", "poisson.epsilon_pld",
               "poisson.epsilon_pld_lower", "shuffled.epsilon_once_per_epoch", "user_level.epsilon_rdp",
               "user_level.delta_rdp", "user_level.epsilon_once_per_epoch", "user_level.delta_once_per_epoch",
-              "rdp.noise_multiplier", "rdp.epsilon", "pld.noise_multiplier", "pld.epsilon"),
+              "rdp.noise_multiplier", "rdp.epsilon", "pld.noise_multiplier", "pld.epsilon",
+              "analytic.noise_multiplier", "analytic.epsilon", "random_allocation.epsilon_rdp",
+              "random_allocation.epsilon_pld", "random_allocation.epsilon_pld_lower", "shuffled.epsilon_lower"),
 }
 
 #: Longest error message a rerun check keeps (characters).

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from dpkit.report.document import read_numbers
+
 #: Seconds a rerun may take before it is stopped (``dpkit report --rerun-timeout``).
 DEFAULT_TIMEOUT = 600.0
 
@@ -173,7 +175,8 @@ def rerun_plan(argv: Sequence[str], args: Any, policy: RerunPolicy) -> RerunPlan
 
 
 def run_in_child(plan: RerunPlan, policy: RerunPolicy, *, full_result: bool = False) -> dict[str, Any]:
-    """Execute ``dpkit <plan.argv> --json`` in a fresh interpreter and return its JSON object.
+    """Execute ``dpkit <plan.argv> --json`` in a fresh interpreter and return its JSON object, its
+    non-finite numbers read back as floats (:func:`~dpkit.report.document.read_numbers`).
 
     With ``full_result`` (``train``), the command also writes its full result into the
     temporary directory; it is returned under ``"_full"``.
@@ -230,7 +233,7 @@ def run_in_child(plan: RerunPlan, policy: RerunPolicy, *, full_result: bool = Fa
                 result["_full"] = json.loads(full.read_text(encoding="utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 raise ValueError("the rerun's full result is not JSON") from None
-    return result
+    return read_numbers(result)
 
 
 def _wait(command: list[str], cwd: Path, env: dict[str, str], out: Any, err: Any, timeout: float) -> int | None:

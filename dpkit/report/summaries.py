@@ -46,16 +46,21 @@ def analyses(doc: Document) -> list[dict[str, Any]]:
     return []
 
 
+_BATCHING_LABELS = {"poisson": "Poisson sampling", "random-allocation": "random allocation",
+                    "shuffle": "shuffled batches, any-order bound"}
+
+
 def dpsgd_analyses(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The rows of a ``dpkit dpsgd`` document: certified ε under Poisson sampling (RDP, PLD) and for any
     data order (each example once per epoch), the shuffled-batch number papers report (an ``assumption``,
     not a proven bound), the user-level rows, or the calibrated noise multipliers."""
     delta = payload["delta"]
     if "poisson" not in payload:  # --epsilon: a calibrated noise multiplier per accountant
-        return [{"analysis": f"noise multiplier {payload[name]['noise_multiplier']:.6g} (Poisson sampling)",
+        batching = _BATCHING_LABELS[payload.get("batching", "poisson")]
+        return [{"analysis": f"noise multiplier {payload[name]['noise_multiplier']:.6g} ({batching})",
                  "role": "certified", "epsilon": payload[name]["epsilon"], "delta": delta, "accountant": name,
                  "method": "smallest noise multiplier meeting the target epsilon, re-checked", "references": []}
-                for name in ("rdp", "pld")]
+                for name in payload.get("accountants", ("rdp", "pld"))]
     poisson, shuffled = payload["poisson"], payload["shuffled"]
     rows = [{"analysis": f"Poisson sampling ({name})", "role": "certified",
              **{k: poisson[name].get(k) for k in RESULT_KEYS}} for name in ("rdp", "pld")]
@@ -65,6 +70,14 @@ def dpsgd_analyses(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows.append({"analysis": "any data order (once per epoch)", "role": "certified",
                  "epsilon": shuffled["epsilon_once_per_epoch"], "delta": delta, "accountant": "analytic",
                  "method": shuffled["once_per_epoch"], "references": []})
+    if "epsilon_lower" in shuffled:
+        rows.append({"analysis": "shuffled batches, certified lower bound", "role": "lower bound",
+                     "epsilon": shuffled["epsilon_lower"], "delta": delta, "accountant": None,
+                     "method": shuffled["lower"], "references": []})
+    allocation = payload.get("random_allocation")
+    if isinstance(allocation, Mapping):
+        rows += [{"analysis": f"random allocation ({name})", "role": "certified",
+                  **{k: allocation[name].get(k) for k in RESULT_KEYS}} for name in ("rdp", "pld")]
     user = payload.get("user_level")
     if isinstance(user, Mapping):
         k = payload.get("max_examples_per_user")

@@ -9,8 +9,6 @@ and PNG plots into a fresh temporary folder, and installs that folder at ``out_d
 from __future__ import annotations
 
 import errno
-import json
-import math
 import os
 import re
 import shutil
@@ -18,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from dpkit.commands import strict_json
 from dpkit.commands.files import install_folder, new_temp_folder
 from dpkit.report.bibliography import render_bibtex
 from dpkit.report.builder import MALFORMED, build_report as _build
@@ -75,17 +74,6 @@ class ReportResult:
                                for section in self.report.get("documents", []) if section["rerun"].get("skipped")],
             "references": list(self.references),
         }
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with non-finite floats written as the strings "inf", "-inf", "nan" (strict JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
 
 
 def build_report(documents: Iterable[Any], rerun: bool = True, *, policy: RerunPolicy | None = None) -> dict[str, Any]:
@@ -242,7 +230,6 @@ def _render(report: dict[str, Any], tmp: Path, plots: bool) -> tuple[dict[str, s
     report["plots"] = dict(drawn)
     report["skipped_plots"] = dict(skipped)
     (tmp / REPORT_FILES["markdown"]).write_text(render_markdown(report, drawn, skipped), encoding="utf-8")
-    (tmp / REPORT_FILES["json"]).write_text(json.dumps(_finite(report), indent=2, allow_nan=False) + "\n",
-                                            encoding="utf-8")
+    (tmp / REPORT_FILES["json"]).write_text(strict_json.dumps(report, indent=2) + "\n", encoding="utf-8")
     (tmp / REPORT_FILES["bibtex"]).write_text(render_bibtex(report["references"]), encoding="utf-8")
     return drawn, skipped

@@ -45,6 +45,7 @@ from dpkit.accounting.events import (
     ObjectivePerturbationEvent,
     ParallelComposedEvent,
     PoissonSampledEvent,
+    RandomAllocationEvent,
     PureDPEvent,
     RandomizedResponseEvent,
     RepeatAndSelectEvent,
@@ -108,6 +109,7 @@ KINDS = [
          lambda x, n, e: ref.bounded_range_delta(1 / mp.mpf(x), e), lambda x: 1.0 / x),
     Kind("poisson_gaussian", lambda x: PoissonSampledEvent(GaussianEvent(x), RATE),
          lambda x, n, e: ref.subsampled_gaussian_delta(1 / mp.mpf(x), RATE, e)),
+    Kind("random_allocation_gaussian", lambda x: RandomAllocationEvent(GaussianEvent(x), 10)),
     Kind("without_replacement_gaussian", lambda x: SampledWithoutReplacementEvent(GaussianEvent(x), SAMPLE, POPULATION),
          lambda x, n, e: ref.subsampled_gaussian_delta(1 / mp.mpf(x), mp.mpf(SAMPLE) / POPULATION, e),
          relation="replace-one"),
@@ -177,7 +179,7 @@ counts ≤ 100 (a query there takes about a second at most); the whole range (ti
 counts to 1e12, near-noiseless steps whose losses span thousands: queries of 10–50 s, which the
 stated time still bounds) runs with DPKIT_CONTRACT_FULL=1."""
 FULL = os.environ.get("DPKIT_CONTRACT_FULL") == "1"
-FEW_EXAMPLES = {"shuffling": 2, "poisson_gaussian": 2, "repeat_and_select": 3}
+FEW_EXAMPLES = {"shuffling": 2, "poisson_gaussian": 2, "repeat_and_select": 3, "random_allocation_gaussian": 2}
 """Kinds whose single query costs up to seconds run fewer examples by default (DPKIT_CONTRACT_EXAMPLES overrides)."""
 SLOW_CORNERS = {"without_replacement_gaussian": (st.floats(math.log10(0.3), 1.5), st.integers(1, 10), -8.0)}
 """Default-range limits (noise exponent, counts, smallest δ exponent) for kinds whose PLD grid is not

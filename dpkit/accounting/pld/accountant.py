@@ -52,6 +52,7 @@ from dpkit.accounting.events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDPEvent,
+    RandomAllocationEvent,
     RandomizedResponseEvent,
     SampledWithoutReplacementEvent,
     ShuffledEvent,
@@ -62,6 +63,7 @@ from dpkit.accounting.certify import certify, certify_array
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.pld import algebra, tilted
 from dpkit.accounting.pld.mechanisms import (
+    SPACING_RANGE,
     GaussianLoss,
     GridTooLargeError,
     LaplaceLoss,
@@ -76,6 +78,7 @@ from dpkit.accounting.pld.mechanisms import (
 )
 from dpkit.accounting.pld.peer_events import peer_event_loss
 from dpkit.accounting.pld.pmf import LossPmf
+from dpkit.accounting.pld.random_allocation import MAX_WORK, MAX_WORK_FIXED, RandomAllocationLoss, allocation_parts
 
 _UNATTAINED = (SparseVectorEvent, ExponentialMechanismEvent, ShuffledEvent)
 """Leaves whose privacy-loss pair dominates the mechanism without being attained by it: the sparse
@@ -251,6 +254,10 @@ class PLDAccountant(Accountant):
                 out.extend(self._resolve(top, mult))
                 continue
             self._loss_pair(leaf, dry_run=True)
+            if isinstance(leaf, RandomAllocationEvent) and leaf.selected > 1:
+                for steps, epochs in allocation_parts(leaf.steps, leaf.selected):
+                    out.append((RandomAllocationEvent(leaf.event, steps), epochs * mult))
+                continue
             if isinstance(leaf, SampledWithoutReplacementEvent) and leaf.sample_size == leaf.population_size:
                 out.extend(self._resolve(leaf.event, mult))  # the whole data set: the base mechanism
                 continue
@@ -286,6 +293,9 @@ class PLDAccountant(Accountant):
                 raise UnsupportedEventError(
                     leaf, f"sigma above {_MAX_DISCRETE_GAUSSIAN_SIGMA:g} (exact enumeration would be too large)"
                 )
+            if leaf.sensitivity > _MAX_DISCRETE_LAPLACE_SENSITIVITY:  # it enumerates about 2Δ integers too
+                raise UnsupportedEventError(leaf, f"sensitivity above {_MAX_DISCRETE_LAPLACE_SENSITIVITY} (exact "
+                                                  "enumeration would be too large)")
             return None if dry_run else (discrete_gaussian_loss(leaf.sigma, leaf.sensitivity, self.tail_mass), None)
         if isinstance(leaf, PoissonSampledEvent):
             if self.neighbouring is not NeighbouringRelation.ADD_REMOVE:
@@ -300,6 +310,19 @@ class PLDAccountant(Accountant):
             if dry_run:
                 return None
             return SubsampledLoss(base, leaf.rate, "remove"), SubsampledLoss(base, leaf.rate, "add")
+        if isinstance(leaf, RandomAllocationEvent):
+            if self.neighbouring is not NeighbouringRelation.ADD_REMOVE:
+                raise UnsupportedEventError(leaf, "random allocation is supported under add-remove neighbouring only")
+            inner = leaf.event
+            if not isinstance(inner, (GaussianEvent, LaplaceEvent)):  # single-step pairs that are symmetric
+                raise UnsupportedEventError(leaf, "only random allocation of Gaussian and Laplace events is supported")
+            if dry_run:
+                return None
+            step = GaussianLoss(inner.sensitivity / inner.sigma) if isinstance(inner, GaussianEvent) \
+                else LaplaceLoss(inner.epsilon)
+            work = MAX_WORK if self.value_discretization_interval is None else MAX_WORK_FIXED  # a fixed grid is asked for
+            return (RandomAllocationLoss(step, leaf.steps, "remove", work),
+                    RandomAllocationLoss(step, leaf.steps, "add", work))
         if isinstance(leaf, SampledWithoutReplacementEvent):
             base = self._without_replacement_base(leaf, dry_run)
             if dry_run:
@@ -409,7 +432,10 @@ class PLDAccountant(Accountant):
         try:
             return self._optimistic_directions(h, realisable)
         except GridTooLargeError:
-            return self._optimistic_directions(composed.h, realisable)
+            try:
+                return self._optimistic_directions(composed.h, realisable)
+            except GridTooLargeError:  # (their support is far wider than the dominating pair's): the trivial 0
+                return [LossPmf(composed.h, 0, np.zeros(1), 0.0, False)]
 
     def _optimistic_directions(self, h: float, pairs) -> list[LossPmf]:
         """The optimistic composed pmfs of the remove and add directions of ``pairs`` at spacing ``h``."""
@@ -425,7 +451,7 @@ class PLDAccountant(Accountant):
 
     def _aligned(self, lattice: float | None, h_want: float) -> float:
         """The largest spacing ≤ ``h_want`` that divides the lattice of the atoms (if any)."""
-        if lattice is None:
+        if lattice is None or not h_want >= SPACING_RANGE[0]:  # (discretise refuses a spacing that underflowed)
             return h_want
         return lattice / max(1, math.ceil(lattice / h_want - 1e-9))
 
@@ -483,7 +509,7 @@ class PLDAccountant(Accountant):
             h = self._initial_h(pairs, lattice, notes)
         last_step = False
         best = None
-        coarsenings = 0
+        coarsenings = retreats = 0
         while True:
             try:
                 composed = self._compose_at(h, pairs)
@@ -496,8 +522,18 @@ class PLDAccountant(Accountant):
                     continue
                 if best is None:
                     raise GridTooLargeError(f"{error}: the PLD grid cannot resolve this ledger (a very long run or an "
-                                            "extreme parameter); use the RDP accountant (--accountant rdp), which "
-                                            "handles any count") from None
+                                            "extreme parameter)" + ("" if "rdp" in str(error).lower() else
+                                            "; use the RDP accountant (--accountant rdp), which handles any count")
+                                            ) from None
+                if fixed is None and retreats < 3 and h < 0.8 * best[0].h:
+                    # a grid between the last one that fitted and this one may still narrow the interval
+                    retreats += 1
+                    finest = error.finest if error.finest is not None and h < error.finest < best[0].h else None
+                    h = self._aligned(lattice, finest if finest is not None else math.sqrt(h * best[0].h))
+                    last_step = True
+                    notes.append(f"target width not reached: the finest affordable grid is about h={h:.3g} "
+                                 "(set value_discretization_interval for a finer one)")
+                    continue
                 notes.append(f"target width not reached: h={h:.3g} needs too many points ({error})")
                 composed, value = best
                 break
@@ -531,6 +567,9 @@ class PLDAccountant(Accountant):
             h = new_h if new_h < h else self._aligned(lattice, h / 2)
         if any(add is not None for (_, add), _ in pairs):
             notes.append("add and remove directions composed separately; the worse is reported")
+        if any(isinstance(loss, RandomAllocationLoss) for (loss, _), _ in pairs):
+            notes.append("random allocation: likelihood-ratio sums on a geometric grid, each rounded to the safe side "
+                         "(first order in h; dpkit.accounting.pld.random_allocation)")
         if any(isinstance(loss, GaussianLoss) for (loss, _), _ in pairs):
             notes.append("Gaussian steps merged exactly into one Gaussian with mu = sqrt(sum (sensitivity/sigma)^2)")
         notes.append(f"value discretisation interval h={composed.h:.6g}, {composed.grid_points} grid points")

@@ -73,6 +73,15 @@ def self_compose(pmf: LossPmf, count: int, tail: float, max_points: int) -> Loss
     """The ``count``-fold composition of ``pmf`` with itself (FFT power, circular window)."""
     if count == 1:
         return pmf
+    finite_mass = float(np.sum(pmf.probs))
+    if not finite_mass > 0.0 or count * math.log(finite_mass) < -745.0:
+        # the finite part's mass, finite_mass^count, underflows: all of the composition is at +∞ to float
+        # precision (its window would be meaningless); pessimistic: the whole mass there, optimistic:
+        # 1 − (1 − δ∞)^count there and the rest (below the smallest float) dropped
+        infinity = 1.0 if pmf.pessimistic or pmf.infinity_mass >= 1.0 else \
+            -math.expm1(count * math.log1p(-pmf.infinity_mass))
+        return LossPmf(pmf.h, 0, np.zeros(1), infinity, pmf.pessimistic, deficit=pmf.deficit * count,
+                       shift=pmf.shift * count, order=pmf.order)
     a, b = _window(pmf, count, tail)
     n_window = b - a + 1
     if n_window > max_points:

@@ -27,6 +27,7 @@ certified interval).
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -132,6 +133,15 @@ def bounded_range_composition_delta(
         )
     m_points = grid_points
     h = epsilon / m_points
+    if not (h >= sys.float_info.min and epsilon <= 700.0):
+        # no grid in floating point (h underflows, or e^ε overflows): every ε-BR mechanism is ε-DP, so the
+        # composition is (count·ε)-DP, dominated by binary randomized response of that ε (Kairouz, Oh &
+        # Viswanath 2015, Thm 2.1): δ(ε′) ≤ (1 − e^{ε′ − count·ε})/(1 + e^{−count·ε}); the lower end is 0
+        total = count * epsilon
+        if target_epsilon >= total:
+            return 0.0, 0.0
+        value = -math.expm1(target_epsilon - total) / (1.0 + math.exp(-total))
+        return min(1.0, math.nextafter(value * (1.0 + 1e-12), math.inf)), 0.0
     t = h * np.arange(m_points + 1)
     p = np.clip(np.exp(t) * np.expm1(epsilon - t) / math.expm1(epsilon), 0.0, 1.0)  # p_t
     span = count * m_points
@@ -195,6 +205,8 @@ def bounded_range_composition_epsilon(epsilon: float, count: int, delta: float, 
         return 0.0
     while high - low > 1e-4 * high:
         mid = 0.5 * (low + high)
+        if not low < mid < high:  # adjacent floats (subnormal ε)
+            break
         if bounded_range_composition_delta(epsilon, count, mid, grid_points)[0] <= delta:
             high = mid
         else:

@@ -46,11 +46,27 @@ class GridTooLargeError(ValueError):
 
     The message always names the faster route (the RDP accountant), wherever the grid ran out."""
 
-    def __init__(self, message: str, needed: int | None = None):
+    def __init__(self, message: str, needed: int | None = None, finest: float | None = None):
         if "rdp" not in message.lower():
             message += "; use the RDP accountant (--accountant rdp), which handles any count"
         super().__init__(message)
         self.needed = needed
+        #: The finest spacing the failing construction can afford, when it knows it.
+        self.finest = finest
+
+
+#: The grid spacings a discretisation can use: a normal float (a subnormal or zero spacing divides to
+#: ∞), and e^h finite (the optimistic construction needs e^h).
+SPACING_RANGE = (2.2250738585072014e-308, 700.0)
+
+
+def check_spacing(h: float) -> None:
+    """Raise :class:`GridTooLargeError` naming the RDP route unless ``h`` lies in :data:`SPACING_RANGE` (a
+    ledger whose losses are below ~1e-305, or whose grid would need cells wider than e^700)."""
+    if not SPACING_RANGE[0] <= h <= SPACING_RANGE[1]:
+        raise GridTooLargeError(f"the PLD grid spacing would be h={h:.3g}, outside what floating point can "
+                                f"discretise ([{SPACING_RANGE[0]:.3g}, {SPACING_RANGE[1]:g}]): the losses are too "
+                                "small or too spread; use the RDP accountant (--accountant rdp)")
 
 
 class PrivacyLoss(abc.ABC):
@@ -76,6 +92,11 @@ class PrivacyLoss(abc.ABC):
     @abc.abstractmethod
     def bounds(self, tail: float) -> tuple[float, float]:
         """``(lo, hi)`` with P- and Q-mass of ``L ≤ lo`` and of ``hi < L < ∞`` at most ``tail``."""
+
+    def direct_pmfs(self, h: float, tail: float, max_points: int) -> tuple[LossPmf, LossPmf] | None:
+        """(pessimistic, optimistic) pmfs the loss builds itself on spacing ``h``, or None (then
+        :func:`discretise` builds them from :meth:`cdf_sf`)."""
+        return None
 
     def scaled_q_masses(self, edges: np.ndarray, ref: np.ndarray) -> np.ndarray | None:
         """``e^{ref_k} · Q(edges[k, j] < L ≤ edges[k, j+1])`` for each row k, computed without
@@ -211,7 +232,8 @@ def approx_dp_loss(epsilon: float, delta: float) -> AtomLoss:
     """The worst (ε, δ)-DP pair: P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0), Q its mirror
     (Kairouz, Oh & Viswanath 2015, Thm 2.1; Murtagh & Vadhan 2016, Lemma 3.2)."""
     hi = (1.0 - delta) / (1.0 + math.exp(-epsilon))
-    lo = (1.0 - delta) / (1.0 + math.exp(epsilon))
+    # (1 − δ)/(1 + e^ε), as (1 − δ)e^{−ε}/(1 + e^{−ε}) where e^ε overflows
+    lo = (1.0 - delta) / (1.0 + math.exp(epsilon)) if epsilon < 700.0 else hi * math.exp(-epsilon)
     return AtomLoss([epsilon, -epsilon], [hi, lo], [lo, hi], infinity_mass=delta,
                     spacing=epsilon if epsilon > 0 else None)
 
@@ -266,9 +288,12 @@ def _phi(t: np.ndarray, q: float) -> np.ndarray:
 
 
 def _psi(ell: float, q: float) -> float:
-    """ψ(ℓ) = log(1 − q + q e^ℓ), stable for large ℓ."""
+    """ψ(ℓ) = log(1 − q + q e^ℓ), stable for large ℓ and (as log1p(q(e^ℓ − 1))) for tiny |ℓ|, where
+    the log-sum-exp cancels to round-off (and a positive ψ can come out negative)."""
     if q >= 1.0:
         return ell
+    if abs(ell) < 1e-8:
+        return math.log1p(q * math.expm1(ell))
     return float(np.logaddexp(math.log1p(-q), math.log(q) + ell))
 
 
@@ -371,6 +396,10 @@ def discretise(loss: PrivacyLoss, h: float, tail: float, max_points: int) -> tup
     max_points
         Raise :class:`GridTooLargeError` if the grid would be larger.
     """
+    check_spacing(h)
+    direct = loss.direct_pmfs(h, tail, max_points)
+    if direct is not None:
+        return direct
     lo, hi = loss.bounds(tail)
     shift = 0.0 if loss.anchor is None else loss.anchor - math.floor(loss.anchor / h) * h
     if shift > h / 2:

@@ -189,6 +189,19 @@ class LossPmf:
         return math.nextafter(value, math.inf if self.pessimistic else -math.inf) if value > 0 else 0.0
 
 
+def tail_cut(probs: np.ndarray, tail: float) -> tuple[int, int, float, float] | None:
+    """``(lo, hi, low_mass, high_mass)``: the entries ``probs[lo:hi]`` left when at most ``tail`` mass is
+    cut at each end, and the masses cut; None when fewer than two entries would be left."""
+    low_cum = np.cumsum(probs)
+    high_cum = np.cumsum(probs[::-1])
+    lo = int(np.searchsorted(low_cum, tail, side="right"))
+    hi_drop = int(np.searchsorted(high_cum, tail, side="right"))
+    hi = probs.size - hi_drop
+    if lo >= hi - 1:
+        return None
+    return lo, hi, float(low_cum[lo - 1]) if lo > 0 else 0.0, float(high_cum[hi_drop - 1]) if hi_drop > 0 else 0.0
+
+
 def truncate(pmf: LossPmf, tail: float) -> LossPmf:
     """Drop grid entries carrying at most ``tail`` mass at each end, on the safe side.
 
@@ -199,15 +212,10 @@ def truncate(pmf: LossPmf, tail: float) -> LossPmf:
     probs = pmf.probs
     if probs.size <= 2:
         return pmf
-    low_cum = np.cumsum(probs)
-    high_cum = np.cumsum(probs[::-1])
-    lo = int(np.searchsorted(low_cum, tail, side="right"))
-    hi_drop = int(np.searchsorted(high_cum, tail, side="right"))
-    hi = probs.size - hi_drop
-    if lo >= hi - 1:
+    cut = tail_cut(probs, tail)
+    if cut is None:
         return pmf
-    low_mass = float(low_cum[lo - 1]) if lo > 0 else 0.0
-    high_mass = float(high_cum[hi_drop - 1]) if hi_drop > 0 else 0.0
+    lo, hi, low_mass, high_mass = cut
     kept = probs[lo:hi].copy()
     infinity = pmf.infinity_mass
     if pmf.pessimistic:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import json
 from typing import Any
 
 from dpkit.algorithms.audit_instances import SCENARIOS, AuditScenario, make_scenario
 from dpkit.audit import Pair
+from dpkit.commands import strict_json
 from dpkit.commands.audit.algorithm_audits import audit_scenario
 from dpkit.commands.audit.options import library_keywords
 from dpkit.commands.audit.output import P_VALUE_FLOOR, format_p_value, witness_lines
@@ -81,7 +81,7 @@ def run_algorithm(args: argparse.Namespace) -> int:
         out["relation"] = relation
         out["witness_change"] = change
         out["p_value_floor"] = result.p_value <= P_VALUE_FLOOR
-        print(json.dumps(out, default=str))
+        print(strict_json.dumps(out, default=str))
         return status
     verdict = "VIOLATION: claim refuted" if result.violation else "no violation found"
     print(f"{args.algorithm} ({scenario.name}): {scenario.claim}")

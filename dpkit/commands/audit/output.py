@@ -19,6 +19,7 @@ import math
 from typing import Any, Mapping
 
 from dpkit.audit import Pair
+from dpkit.commands import strict_json
 from dpkit.commands.audit.pairs import describe_change
 
 __all__ = ["P_VALUE_FLOOR", "format_duration", "format_input", "format_p_value", "format_samples",
@@ -170,7 +171,7 @@ def print_result(args: argparse.Namespace, result: Any, description: str, pairs_
         out["p_value_floor"] = result.p_value <= P_VALUE_FLOOR
         if search is not None:
             out["search"] = search
-        print(json.dumps(out))
+        print(strict_json.dumps(out))
         return
     verdict = "VIOLATION: claim refuted" if result.violation else "no violation found"
     if result.violation and getattr(result, "assumption", None):
