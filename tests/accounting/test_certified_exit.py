@@ -101,6 +101,7 @@ NOT_A_GUARANTEE = {
     "minimise_over_orders": "the order search of the RDP conversion (its callers certify)",
     "safe_up": "a relative safety margin applied inside the RDP conversion",
     "pure_epsilon": "ε∞ of an event, an input of the without-replacement RDP bound",
+    "tail_cut": "grid indices and the tail masses a PLD truncation moves to the safe side",
 }
 
 

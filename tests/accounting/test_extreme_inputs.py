@@ -1,4 +1,4 @@
-"""Every valid event, at any parameter, gets a certified value or ε = ∞ with a reason (issue 37, item 2).
+"""Every valid event, at any parameter, gets a certified value or ε = ∞ with a reason.
 
 A query on a valid ledger may end in only four ways:
 

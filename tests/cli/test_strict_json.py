@@ -1,4 +1,4 @@
-"""Strict JSON (issue 37): no command prints ``Infinity``, ``-Infinity`` or ``NaN``, not with ``--json``,
+"""Strict JSON: no command prints ``Infinity``, ``-Infinity`` or ``NaN``, not with ``--json``,
 not in a file written with ``--out``, not in a report; infinities are the strings ``"inf"``/``"-inf"``.
 ``dpkit report`` still reads documents written before, with ``Infinity`` tokens."""
 
