@@ -121,8 +121,8 @@ def test_noiseless_discrete_gaussian_is_infinite_with_its_reason(name, sigma):
 
 
 @pytest.mark.parametrize("name", ["zcdp", "approx", "rdp", "pld"])
-@pytest.mark.parametrize("event", [DiscreteLaplaceEvent(TINY), LaplaceEvent(TINY), DiscreteLaplaceEvent(1e-300, 10**12)],
-                         ids=repr)
+@pytest.mark.parametrize("event", [DiscreteLaplaceEvent(TINY), LaplaceEvent(TINY),
+                                   DiscreteLaplaceEvent(1e-300, 10**12)], ids=repr)
 def test_noiseless_laplace_is_infinite_with_its_reason(name, event):
     # ρ of a pure ε = Δ/b that overflows once raised "epsilon must be in [0, inf)" from compose (zcdp) and
     # from the approx accountant's composition
@@ -167,7 +167,8 @@ def test_almost_no_privacy_loss_is_a_tiny_epsilon(name, event):
 
 def test_subsampled_pure_dp_with_a_huge_epsilon_does_not_overflow():
     # log1p(q·expm1(ε)) overflowed from ε ≈ 710 (OverflowError), in compose for randomized response
-    for event in (PoissonSampledEvent(LaplaceEvent(1e-10), 0.01), PoissonSampledEvent(RandomizedResponseEvent(1e10), 0.01)):
+    for event in (PoissonSampledEvent(LaplaceEvent(1e-10), 0.01),
+                  PoissonSampledEvent(RandomizedResponseEvent(1e10), 0.01)):
         result = answer("rdp", event, 1, "epsilon", 1e-300)
         assert 1e10 - 5.0 <= result.epsilon < math.inf  # each release is (1e10 − log 100)-DP and no better
     mp = mpmath.mp.clone()
