@@ -24,6 +24,10 @@ Usage::
     python benchmarks/pld.py                 # all runs
     python benchmarks/pld.py --json          # one JSON object per run
     python benchmarks/pld.py --only last-digits
+    python benchmarks/pld.py --only grids    # dp_accounting at h = 1e-3 and 1e-4, 10³ and 10⁴ steps
+
+The grid comparison times dp_accounting's ``PLDAccountant(value_discretization_interval=h)`` (q = 0.01,
+z = 1.1) against dpkit at the widest target width whose certified upper ε is at most dp_accounting's ε.
 """
 
 from __future__ import annotations
@@ -129,14 +133,73 @@ def last_digits(repeats: int, as_json: bool) -> None:
                   f"({row['time_ratio_peer_over_dpkit']:.2f}x dpkit)")
 
 
+GRID_RUNS = [(1_000, 1e-3), (1_000, 1e-4), (10_000, 1e-3), (10_000, 1e-4)]  # (steps, dp_accounting's h)
+WIDTH_LADDER = (4.0, 2.0, 1.0, 0.5, 0.25, 0.125)
+"""dpkit's target width is tried at these multiples of dp_accounting's h, widest first."""
+
+
+def _timed(function, repeats: int) -> tuple[float, object]:
+    """(median seconds, last result) of ``repeats`` calls (after one warm-up call)."""
+    result = function()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def grid_comparison(repeats: int, as_json: bool, delta: float = 1e-5) -> None:
+    """DP-SGD (q = 0.01, z = 1.1): dp_accounting's PLDAccountant at value_discretization_interval h against
+    dpkit at the widest target width (multiples of h in :data:`WIDTH_LADDER`) whose certified upper ε is at
+    most dp_accounting's ε (equal or better tightness); median times and their ratio."""
+    try:
+        import dp_accounting
+        from dp_accounting.pld import pld_privacy_accountant
+    except ImportError:
+        print("grid comparison skipped: dp_accounting is not installed")
+        return
+    for steps, h in GRID_RUNS:
+        def theirs():
+            acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=h)
+            acc.compose(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), steps)
+            return acc.get_epsilon(delta)
+
+        peer_seconds, peer_eps = _timed(theirs, repeats)
+        for multiple in WIDTH_LADDER:
+            width = multiple * h
+
+            def ours():
+                acc = PLDAccountant(target_width=width)
+                return acc.compose(PoissonSampledEvent(GaussianEvent(1.1), 0.01), steps).get_epsilon(delta)
+
+            if ours().epsilon <= peer_eps:
+                break
+        seconds, result = _timed(ours, repeats)
+        row = {"steps": steps, "dp_accounting_h": h, "dp_accounting_epsilon": peer_eps,
+               "dp_accounting_seconds": peer_seconds, "dpkit_target_width": width, "epsilon": result.epsilon,
+               "epsilon_lower": result.epsilon_lower, "dpkit_seconds": seconds,
+               "ratio_dpkit_over_dp_accounting": seconds / peer_seconds, "as_tight": result.epsilon <= peer_eps}
+        if as_json:
+            print(json.dumps(row))
+            continue
+        print(f"steps={steps} dp_accounting h={h:g}: eps={peer_eps:.6f} {peer_seconds:.3f} s | dpkit width {width:g}: "
+              f"[{result.epsilon_lower:.6f}, {result.epsilon:.6f}] {seconds:.3f} s | dpkit/dp_accounting "
+              f"{seconds / peer_seconds:.2f}{'' if row['as_tight'] else ' (NOT as tight)'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--prv-max-steps", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3, help="interleaved repetitions of the last-digits runs")
-    parser.add_argument("--only", choices=("dpsgd", "last-digits"), default=None)
+    parser.add_argument("--only", choices=("dpsgd", "last-digits", "grids"), default=None)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.only in (None, "grids"):
+        grid_comparison(max(args.repeats, 5), args.json, args.delta)
+    if args.only == "grids":
+        return
     if args.only != "dpsgd":
         last_digits(args.repeats, args.json)
     if args.only == "last-digits":

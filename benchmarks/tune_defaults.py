@@ -21,7 +21,10 @@ PP-ADMM's ``NOISE_STD`` (``--algorithms pp-admm ipp-admm --floors 1500 --seeds 0
 --option noise_std=0.5``; ``docs/algorithms/pp-admm.md``) and DP-ADMM's ``FLAT_SPREAD``
 (``--tables fair psid7682 nmes1988 workinghours benefits --algorithms dp-admm --floors 1500
 --scaling private --seeds 0 … 15 --option flat_spread=r --per-seed`` for r in inf, 1, 1.414, 2, 4,
-each seed paired against r = inf; ``docs/algorithms/dp-admm.md``).
+each seed paired against r = inf; ``docs/algorithms/dp-admm.md``). hetero-admm's rounds
+(``default_rounds``) came from ``benchmarks/distributed_gap.py`` (the same validation splits) and
+``--tables creditdata flchain nmes1988 wachurn --algorithms hetero-admm --floors 1500 --option
+iterations=T`` for T in 25, 50, 100 (``docs/algorithms/hetero-admm.md``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-__all__ = ["first_passing", "threshold_bracket"]
+__all__ = ["first_passing", "threshold_bracket", "bisect_to_adjacent_floats"]
 
 
 def first_passing(passes: Callable[[int], bool], low: int, high: int, relative: int = 0) -> int:
@@ -49,3 +49,21 @@ def threshold_bracket(passes: Callable[[float], bool], low: float, high: float, 
         else:
             low = middle
     return low, high
+
+
+def bisect_to_adjacent_floats(passes: Callable[[float], bool], failing: float, passing: float) -> float:
+    """The passing end once ``failing < passing`` are adjacent floats, for a monotone ``passes``
+    that is False at ``failing`` and True at ``passing``: the boundary to the last bit.
+
+    >>> x = bisect_to_adjacent_floats(lambda x: x * x >= 2.0, 1.0, 2.0)
+    >>> x * x >= 2.0 > (x - x * 2.0**-52) ** 2
+    True
+    """
+    while True:
+        middle = failing + (passing - failing) / 2.0
+        if not failing < middle < passing:
+            return passing
+        if passes(middle):
+            passing = middle
+        else:
+            failing = middle

@@ -41,6 +41,7 @@ from typing import Any, Iterable
 import numpy as np
 from scipy import optimize
 
+from dpkit._bisection import bisect_to_adjacent_floats
 from dpkit._validation import check_open_unit, check_positive
 from dpkit.accounting.certify import certified
 from dpkit.accounting.base import (
@@ -183,7 +184,8 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
         return log_delta_with_error(mu, eps)[0] - log_target
 
     epsilon = optimize.brentq(excess, 0.0, high, xtol=1e-300, rtol=4 * _EPS, maxiter=500)
-    return _nudge_up(float(epsilon), lambda e: _meets(mu, e, log_target))
+    return _settle_down(_nudge_up(float(epsilon), lambda e: _meets(mu, e, log_target)),
+                        lambda e: _meets(mu, e, log_target))
 
 
 @certified("noise")
@@ -251,7 +253,8 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
         raise ValueError(f"the Gaussian noise scale for epsilon={epsilon:g}, delta={math.exp(log_target):g}, "
                          f"sensitivity={sensitivity:g} exceeds the largest float; choose a smaller sensitivity "
                          "(the noise scales with it)")
-    return _nudge_up(sigma, lambda s: _meets(sensitivity / s, epsilon, log_target))
+    meets = lambda s: _meets(sensitivity / s, epsilon, log_target)  # noqa: E731
+    return _settle_down(_nudge_up(sigma, meets), meets)
 
 
 def _nudge_up(value: float, ok: Any) -> float:
@@ -263,6 +266,21 @@ def _nudge_up(value: float, ok: Any) -> float:
         value = max(math.nextafter(value, math.inf), value * (1.0 + step))
         step *= 2.0
     raise ArithmeticError("one-sided post-check did not converge")  # pragma: no cover
+
+
+def _settle_down(value: float, ok: Any) -> float:
+    """The smallest float in (0, ``value``] from which ``ok`` holds up to ``value``, found by galloping down
+    (steps of 2^k ulps, at most halving) and bisecting: the root finder's last digits then do not decide
+    the answer, which is monotone in its targets (a larger δ never needs more noise, nor a larger ε)."""
+    good, step = value, _EPS
+    for _ in range(_MAX_STEPS):
+        trial = min(math.nextafter(good, 0.0), good * (1.0 - step))
+        if not (trial > 0.0 and ok(trial)):
+            break
+        good, step = trial, min(2.0 * step, 0.5)
+    else:
+        return good
+    return bisect_to_adjacent_floats(ok, max(trial, 0.0), good)  # ok(good) holds, ok(trial) does not (or trial ≤ 0)
 
 
 def squared_multiplier_upper(sensitivity: float, sigma: float) -> float:

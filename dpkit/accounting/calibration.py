@@ -49,6 +49,13 @@ MAX_EXPANSIONS = 64
 
 _MAX_EVALUATIONS = 400
 
+_EXCESS_CLAMP = math.log(1e4)
+"""|log(ε / target)| is clamped here in Brent's search (the sign decides the bracket)."""
+
+_STALL_WIDENINGS = 8
+"""The bracket search gives up when ε has not decreased over this many doublings of the safe end (2⁸ = 256-fold
+change of the parameter): the accountant's ε has reached a floor (∞, or a round-off allowance) above the target."""
+
 
 @dataclasses.dataclass(frozen=True)
 class CalibrationResult:
@@ -254,9 +261,18 @@ def _bracket(evaluate: _Evaluator, lower, upper, increasing_privacy: bool, integ
         return value * 2.0 if grow else value / 2.0
 
     span = f"[{lower}, {upper}]"
+    seen: list[tuple[float, float]] = []
     for _ in range(MAX_EXPANSIONS):
         if evaluate.meets(safe_end):
             break
+        seen.append((safe_end, evaluate(safe_end).epsilon))
+        if len(seen) > _STALL_WIDENINGS and not seen[-1][1] < seen[-1 - _STALL_WIDENINGS][1]:
+            (first, epsilon), last = seen[-1 - _STALL_WIDENINGS], seen[-1][0]
+            raise ValueError(
+                f"no parameter meets epsilon <= {evaluate.target_epsilon} at delta={evaluate.target_delta}: the "
+                f"{evaluate(safe_end).accountant} accountant's epsilon stays at {epsilon:.6g} from parameter {first:g} "
+                f"to {last:g}; another accountant (e.g. --accountant rdp) may certify it"
+            )
         unsafe_end, safe_end = safe_end, widen(safe_end, away_from_safe=False)
         if safe_end == unsafe_end:  # an integer parameter already at 1
             raise ValueError(
@@ -286,8 +302,10 @@ def _shrink(evaluate: _Evaluator, good: float, bad: float, rtol: float) -> tuple
     log_target = math.log(evaluate.target_epsilon)
 
     def excess(log_parameter: float) -> float:
+        # clamped to [1e-4, 1e4] times the target: the sign (all that decides the bracket) is kept, and an ε
+        # of 0 or ∞ beside the boundary no longer makes the function too steep for Brent's interpolation
         epsilon = evaluate(math.exp(log_parameter)).epsilon
-        return math.log(min(max(epsilon, 1e-300), 1e300)) - log_target
+        return max(-_EXCESS_CLAMP, min(_EXCESS_CLAMP, math.log(max(epsilon, 1e-300)) - log_target))
 
     increasing = good > bad  # a larger parameter gives more privacy
 

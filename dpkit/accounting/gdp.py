@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 from scipy import optimize, special
 
+from dpkit._bisection import bisect_to_adjacent_floats
 from dpkit._validation import check_nonnegative, check_positive
 from dpkit.accounting.analytic_gaussian import gaussian_mu_upper, squared_multiplier_upper
 from dpkit.accounting.certify import certified
@@ -78,14 +79,7 @@ def _search_up(predicate: Callable[[float], bool], start: float) -> float:
         low, step = high, step * 2.0
     else:
         raise RuntimeError("one-sided search did not converge")  # pragma: no cover
-    while True:  # invariant: predicate(low) false, predicate(high) true
-        middle = low + (high - low) / 2.0
-        if not low < middle < high:
-            return high
-        if predicate(middle):
-            high = middle
-        else:
-            low = middle
+    return bisect_to_adjacent_floats(predicate, low, high)  # predicate(low) false, predicate(high) true
 
 
 @certified("epsilon", noop=lambda mu, delta: mu == 0)

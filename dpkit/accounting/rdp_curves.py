@@ -45,6 +45,7 @@ from dpkit.accounting.rdp_conversion import log_delta_at
 from dpkit.accounting.rdp_random_allocation import random_allocation_curve
 from dpkit.accounting.rdp_repeat_select import repeat_and_select_curve
 from dpkit.accounting.rdp_shuffled import rdp_shuffled, shuffled_rdp_atoms
+from dpkit.accounting.rdp_without_replacement_gaussian import rdp_sampled_without_replacement_gaussian
 
 __all__ = ["Curve", "event_rdp", "has_range_term", "pure_epsilon", "rdp_curve", "sum_curve"]
 
@@ -186,9 +187,19 @@ def _without_replacement_curve(event: SampledWithoutReplacementEvent, relation: 
     if event.sample_size == event.population_size:
         return base
     gamma, eps_inf = event.rate, pure_epsilon(event.event)
+    leaves = list(flatten(event.event))
+    if all(type(leaf) is GaussianEvent for leaf, _ in leaves):
+        # Gaussians on the same subset compose into one of z = (Σ count·(Δ/σ)²)^{-1/2} (their RDP curves add).
+        ratios = [(leaf.sensitivity / leaf.sigma, count) for leaf, count in leaves]
+        top = max(r for r, _ in ratios)  # scaled, so that tiny ratios do not underflow when squared
+        z = 1.0 / (top * math.sqrt(math.fsum(count * (r / top) ** 2 for r, count in ratios)))
 
-    def integer_curve(alpha: int) -> float:
-        return rm.rdp_sampled_without_replacement(alpha, base, eps_inf, gamma)
+        def integer_curve(alpha: int) -> float:  # Wang et al. 2019, Thm 27: never above the generic Thm 9
+            return rdp_sampled_without_replacement_gaussian(alpha, z, gamma)
+    else:
+
+        def integer_curve(alpha: int) -> float:
+            return rm.rdp_sampled_without_replacement(alpha, base, eps_inf, gamma)
 
     cache: dict[int, float] = {}
 

@@ -457,13 +457,14 @@ def rdp_sampled_without_replacement(alpha: int, base_curve, eps_inf: float, gamm
         math.log(4.0) + eps2 + math.log(-math.expm1(-eps2)) if eps2 > 0 else -math.inf,
         eps2 + float(_log_expm1_power(eps_inf, two)[0]),
     )
-    terms = [0.0, 2.0 * log_gamma + math.log(alpha * (alpha - 1.0) / 2.0) + log_min2]
+    terms = [2.0 * log_gamma + math.log(alpha * (alpha - 1.0) / 2.0) + log_min2]
     if alpha >= 3:
         j = np.arange(3, alpha + 1, dtype=float)
         eps_j = _base_values(base_curve, alpha)[3 : alpha + 1]
         log_binom = special.gammaln(alpha + 1.0) - special.gammaln(j + 1.0) - special.gammaln(alpha - j + 1.0)
         terms.extend(j * log_gamma + log_binom + (j - 1.0) * eps_j + _log_expm1_power(eps_inf, j))
-    value = float(_lse(terms)) / (alpha - 1.0)
+    rest = float(_lse(terms))  # log(1 + e^rest) by log1p, so that a tiny sum does not round to 0
+    value = (math.log1p(math.exp(rest)) if rest < 0.0 else rest + math.log1p(math.exp(-rest))) / (alpha - 1.0)
     return min(max(value, 0.0), base_alpha)
 
 

@@ -41,7 +41,16 @@ def _tnb_mean(log_gamma: float, shape: float) -> float:
     one_minus_gamma = -math.expm1(log_gamma)
     if shape == 0.0:
         return one_minus_gamma / (math.exp(log_gamma) * -log_gamma)
-    return shape * one_minus_gamma / (math.exp(log_gamma) * -math.expm1(shape * log_gamma))
+    x = shape * log_gamma
+    # (1 − γ^η)/η = −expm1(x)/η = −log γ (1 + x/2 + O(x²)): the series where x is tiny, where the
+    # quotient would lose digits or, at a tiny η, divide by an expm1 that underflowed to 0
+    scaled = -log_gamma * (1.0 + x / 2.0) if abs(x) < 1e-8 else -math.expm1(x) / shape
+    denominator = math.exp(log_gamma) * scaled
+    if denominator >= 1e-300:
+        return one_minus_gamma / denominator
+    # γ and (1 − γ^η)/η both tiny (a huge η): in logs, +inf where the mean passes the floats
+    exponent = -log_gamma - (math.log(-math.expm1(x)) - math.log(shape) if abs(x) >= 1e-8 else math.log(scaled))
+    return one_minus_gamma * math.exp(exponent) if exponent < 700.0 else math.inf
 
 
 def truncated_negative_binomial_gamma(mean: float, shape: float) -> float:

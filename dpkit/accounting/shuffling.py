@@ -54,6 +54,27 @@ def clone_range(epsilon0: float, n_users: int) -> tuple[np.ndarray, np.ndarray, 
     return c, dist.pmf(c), left_out
 
 
+#: Most values of C that :func:`shuffle_delta` evaluates one by one; beyond it they are merged into
+#: :data:`_BLOCKS` blocks (a binomial distribution function at c ≈ 10¹¹ costs about 0.3 ms).
+_MAX_CELLS = 2**16
+_BLOCKS = 128
+
+
+@functools.lru_cache(maxsize=8)
+def _clone_blocks(epsilon0: float, n_users: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`clone_range`, with more than :data:`_MAX_CELLS` kept values merged into :data:`_BLOCKS` blocks of
+    consecutive c:
+    each block's smallest c and its probability (rounded up for the float sum). δ_c decreases in c (module
+    docstring), so Σ_blocks P(block) δ_{min c} bounds Σ_c P(C = c) δ_c from above; very many users
+    (n = 10¹² keeps about 10⁷ values) then cost as little as 10⁵ do."""
+    c, weights, left_out = clone_range(epsilon0, n_users)
+    if c.size <= _MAX_CELLS:
+        return c, weights, left_out
+    size = -(-c.size // _BLOCKS)
+    starts = np.arange(0, c.size, size)
+    return c[starts], np.add.reduceat(weights, starts) * (1.0 + 2.0 * size * 2.0**-53), left_out
+
+
 def _cell_delta(c: np.ndarray, epsilon: float, epsilon0: float) -> np.ndarray:
     """δ_c(ε) of the pair given C = c (exact up to the binomial functions' rounding), vectorised."""
     alpha = 1.0 / (1.0 + math.exp(-epsilon0))
@@ -91,7 +112,7 @@ def shuffle_delta(epsilon: float, epsilon0: float, n_users: int) -> float:
     n_users = check_integer("n_users", n_users, minimum=2)
     if epsilon >= epsilon0:
         return 0.0
-    c, weights, left_out = clone_range(epsilon0, n_users)
+    c, weights, left_out = _clone_blocks(epsilon0, n_users)
     cells = _cell_delta(c, epsilon, epsilon0)
     worst = float(_cell_delta(np.array([0]), epsilon, epsilon0)[0])  # δ_c decreases in c
     total = math.fsum(weights * cells) + left_out * worst

@@ -8,7 +8,11 @@ Thm 4) are resolved part by part: ε(δ) of the whole is the largest of the part
 answered by its own tightest member, so the members need not support parallel composition
 themselves.
 
-A member that cannot answer (the PLD when its grid would be too large) is passed over.
+A member that cannot answer (the PLD when its grid would be too large) is passed over. The PLD member
+itself answers with the best of its routes (its grid, exact GDP, RDP; its ``route: …`` note), and
+:meth:`TightestAccountant.get_epsilon` keeps the smaller of that minimum and any earlier answer of the
+same accountant and ledger at a δ' ≤ δ (an (ε', δ')-DP ledger is (ε', δ)-DP), so that one accountant's
+answers at increasing δ never increase.
 
 Exactness shortcut: when the GDP accountant certifies a ledger of Gaussian releases without
 approximation, its answer is the exact ε (Dong, Roth & Su 2022, Cor. 3.3; Balle & Wang 2018,
@@ -37,6 +41,8 @@ __all__ = ["TightestAccountant", "DEFAULT_MEMBERS"]
 
 DEFAULT_MEMBERS: tuple[str, ...] = ("gdp", "pld", "rdp")
 """Member accountants, in the order they are asked."""
+_REMEMBERED = 64
+"""Earlier answers kept for the monotone envelope of :meth:`TightestAccountant.get_epsilon`."""
 
 
 class TightestAccountant(Accountant):
@@ -58,6 +64,7 @@ class TightestAccountant(Accountant):
     ):
         super().__init__(neighbouring)
         self.members = tuple(members)
+        self._answered: dict[str, list[tuple[float, float]]] = {}  # ledger hash → earlier (delta, epsilon)
         if not self.members:
             raise ValueError("members must name at least one accountant")
         for member in self.members:
@@ -111,8 +118,18 @@ class TightestAccountant(Accountant):
         return dataclasses.replace(best, notes=best.notes + ((f"other accountants: {others}",) if others else ()))
 
     def get_epsilon(self, delta: float) -> AccountingResult:
-        """The smallest certified ε at ``delta`` among the members."""
-        return self._tightest(self._whole(), lambda a: a.get_epsilon(delta), "epsilon")
+        """The smallest certified ε at ``delta`` among the members (and this accountant's earlier answers
+        for the same ledger at a δ' ≤ ``delta``)."""
+        result = self._tightest(self._whole(), lambda a: a.get_epsilon(delta), "epsilon")
+        key = self.ledger_hash()
+        earlier = [item for item in self._answered.get(key, []) if item[0] <= delta and item[1] < result.epsilon]
+        if earlier:
+            at, epsilon = min(earlier, key=lambda item: item[1])
+            result = dataclasses.replace(result, epsilon=epsilon, notes=result.notes + (
+                f"route: monotone envelope (an earlier answer at delta'={at:.6g} <= delta certified epsilon="
+                f"{epsilon:.9g}; it holds at delta too)",))
+        self._answered = {key: [*self._answered.get(key, [])[-_REMEMBERED + 1:], (delta, result.epsilon)]}
+        return result
 
     def get_delta(self, epsilon: float) -> AccountingResult:
         """The smallest certified δ at ``epsilon`` among the members."""

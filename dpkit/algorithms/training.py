@@ -15,8 +15,10 @@ A dataset loaded with ``private_scaling`` (a file whose columns have no public r
 scaled after step 4: the ranges are released from the pooled training rows with Gaussian noise
 (:mod:`~dpkit.algorithms.substrate.private_ranges`), the budget carries that release into the
 run's calibration and ledger, and the test rows are scaled by the released ranges; the result's
-config says so (``scaling``) and holds the ranges (``column_ranges``). A non-private algorithm
-takes the training rows' own ranges.
+config says so (``scaling``) and holds the ranges (``column_ranges``). With ``clip_quantile`` q the
+columns are clipped instead at private estimates of their (1 − q)- and q-quantiles, chosen by the
+exponential mechanism and charged the same way (:mod:`~dpkit.algorithms.substrate.private_quantiles`).
+A non-private algorithm takes the training rows' own ranges.
 
 A private run of the ``"corrected"`` variant on data with a ``bias`` column ends with the
 class-prior fallback (:mod:`~dpkit.algorithms.substrate.prior_fallback`): each agent releases
@@ -41,6 +43,7 @@ run.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any, Callable
 
@@ -53,6 +56,7 @@ from dpkit.algorithms.substrate.evaluation import accuracy, majority_accuracy
 from dpkit.algorithms.substrate.graphs import Graph, make_graph
 from dpkit.algorithms.substrate.partition import partition
 from dpkit.algorithms.substrate.prior_fallback import choose, with_fallback
+from dpkit.algorithms.substrate.private_quantiles import check_quantile, estimate_quantile_ranges
 from dpkit.algorithms.substrate.private_ranges import scale_from_training_rows
 from dpkit.algorithms.registry import get_algorithm
 from dpkit.algorithms.substrate.defaults import MIN_ROWS_PER_AGENT, default_agents, noise_warning, small_agents_warning
@@ -87,6 +91,7 @@ def train(
     edges: int | None = None,
     variant: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    clip_quantile: float | None = None,
     **options: Any,
 ) -> TrainingResult:
     """Train algorithm ``name`` on ``data`` and score it on the held-out rows.
@@ -119,6 +124,11 @@ def train(
         One of the algorithm's variants (default: its first, ``"corrected"`` for the private ones).
     progress
         ``progress(t, T)`` after each round.
+    clip_quantile
+        q in (0.5, 1) for data scaled privately (``private_scaling``): each column is clipped at
+        private estimates of its (1 − q)- and q-quantiles
+        (:mod:`~dpkit.algorithms.substrate.private_quantiles`, charged to ε) instead of the private
+        ranges; for heavy-tailed columns. None (default): the private ranges.
     options
         Algorithm options (``SPEC.options``).
 
@@ -135,6 +145,11 @@ def train(
         data = load_dataset(data, rng=seed, private_scaling=is_data_file(data))
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a Dataset or a dataset name, got {type(data).__name__}")
+    if clip_quantile is not None:
+        clip_quantile = check_quantile("clip_quantile", clip_quantile)
+    if clip_quantile is not None and not data.private_scaling:
+        raise ValueError(f"clip_quantile applies to data scaled from its training rows (a file read without public "
+                         f"bounds: private_scaling); {data.name!r} is already scaled, got clip_quantile={clip_quantile!r}")
     seed = check_integer("seed", seed, minimum=0)
     variant = spec.variants[0] if variant is None else variant
     if variant not in spec.variants:
@@ -163,7 +178,8 @@ def train(
     start = time.perf_counter()
     scaling = None
     if data.private_scaling:
-        scaling = scale_from_training_rows(parts, test, budget, rng=setting.rng)
+        estimate = None if clip_quantile is None else functools.partial(estimate_quantile_ranges, quantile=clip_quantile)
+        scaling = scale_from_training_rows(parts, test, budget, rng=setting.rng, estimate=estimate)
         parts, test, budget = scaling.parts, scaling.test, scaling.budget
     fallback = budget is not None and variant == "corrected" and INTERCEPT in data.feature_names
     if fallback:

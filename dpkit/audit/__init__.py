@@ -8,6 +8,7 @@ from dpkit.audit.curve import GAUSSIAN_ASSUMPTION, gaussian_epsilon_lower_bound,
 from dpkit.audit.float_events import FloatReachability, FloatWitness, find_float_witness, float_reachability
 from dpkit.audit.pairs import Pair, StatDPPatterns, check_pair, resolve_pairs
 from dpkit.audit.result import AuditResult
+from dpkit.audit.rng_bridge import per_call_mechanism, random_state_from
 from dpkit.audit.runner import from_scalar
 from dpkit.audit.search import SearchedAudit, SearchResult, audit_searched, search_pairs
 from dpkit.audit.scores import (
@@ -53,4 +54,6 @@ __all__ = [
     "audit_searched",
     "SearchResult",
     "SearchedAudit",
+    "random_state_from",
+    "per_call_mechanism",
 ]

@@ -7,10 +7,11 @@ Scheme (one error budget α = 1 − confidence per call):
    pairs get more outputs, *streamed* into per-bin counts of the features behind their eight
    best events (and per-pattern counts for discrete outputs), so memory does not grow with
    the budget. All event families of :mod:`dpkit.audit.events` (by default including the
-   bits of float outputs, ``float_bits=True``) are scored on these
+   bits of float outputs, ``float_bits=True``, kept on a pair only when a pre-test on its
+   screening sample finds the bits more telling than the values) are scored on these
    counts by the bound they should give on the confirmation sample; the eight best (from at
-   most two pairs) are re-scored on held-out *validation* counts, which the luck of the
-   selection sample does not inflate.
+   most two pairs) are re-scored on held-out *validation* counts pooled with their selection
+   counts, which dilutes the luck of the selection sample.
 2. **Confirmation.** The best event and the next ``K − 1`` of its pair and family are counted
    on the whole confirmation budget of *fresh* outputs of that pair, streamed in batches; each
    gets level α/K (Bonferroni). ``K`` is 1 at a support boundary and 4 otherwise, unless
@@ -51,6 +52,7 @@ from dpkit._bisection import threshold_bracket
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_unit_interval, seed_entropy
 from dpkit.audit.curve import GAUSSIAN_ASSUMPTION, gaussian_claim_p_value, gaussian_epsilon_lower_bound, mu_lower_bound
 from dpkit.audit.events import (
+    BIT_KINDS,
     Candidate,
     Families,
     FeatureSetEvent,
@@ -74,23 +76,27 @@ from dpkit.audit.statistics import (
 )
 from dpkit.audit.workers import Workers, start_workers
 
-__all__ = ["audit", "DEFAULT_SAMPLES", "AUTO_MAX_SAMPLES", "ASSUMPTIONS", "FLOAT_ASSUMPTION"]
+__all__ = ["audit", "DEFAULT_SAMPLES", "AUTO_MAX_SAMPLES", "ASSUMPTIONS", "GOALS", "FLOAT_ASSUMPTION"]
 
 DEFAULT_SAMPLES = 10_000_000
 AUTO_MAX_SAMPLES = 100_000_000
 ASSUMPTIONS = ("gaussian",)
+GOALS = ("verdict", "bound")
 _SELECT, _CONFIRM, _REFINE, _VALIDATE = 0, 1, 2, 4
 _REFINED_PAIRS = 3
 _REFINED_EVENTS = 8  # refinement tallies the features of this many best screening events (and patterns)
 _SCREEN_CAP = 1 << 15  # outputs per input and pair held in memory while the event families are fixed
 _REFINE_CAP = 1 << 19  # streamed refinement outputs per input of each of the best pairs
 _BOUNDARY_COUNT, _HEDGE_K = 2, 4  # candidates=None: see _adaptive_k
+_HEDGE_SHARE = 0.5  # hedging candidates are predicted at least this share of the best one (see _choose)
 _VALIDATED_EVENTS, _VALIDATED_PAIRS = 8, 2  # the best events (from at most two pairs) counted on held-out outputs
 _AUTO_SELECTION = 1_000_000  # samples="auto": select as an audit of this size would
 _MIN_CONFIRM = 10_000
 _MIN_TASKS = 16  # a request is cut into at least this many batches (of >= 256 outputs), for the workers
 _FLOAT_CAP = 20_000  # as-executed outputs for the floating-point check (each replayed ~110 times)
 _FLOAT_MIN_PER_INPUT = 250  # fewer draws say too little about assumption (A)
+_BITS_MARGIN, _BITS_HELD_OUT = 0.05, 4  # the float-bit pre-test (_bits_differ)
+_STRONGER_MARGIN = 0.05  # goal="verdict": the smallest gain worth a note on the bound the default budget buys
 FLOAT_ASSUMPTION = ("assumption (A) of dpkit.audit.float_events: each output coordinate is a monotone function of "
                     "one uniform double drawn through the numpy Generator API (checked on the pair, not proved)")
 
@@ -146,12 +152,15 @@ def _family(c: Candidate) -> Any:
 
 def _choose(cands: list[Candidate], k: int) -> list[Candidate]:
     """The best candidate and the next best ``k − 1`` of its pair and family: they share its
-    outputs and its per-batch work, and hedge the noise in choosing among near neighbours."""
+    outputs and its per-batch work, and hedge the noise in choosing among near neighbours. Only
+    near neighbours: an event predicted below ``_HEDGE_SHARE`` of the best one (e.g. the whole
+    output space of a two-valued mechanism) would take a share of α and could not win."""
     cands = sorted(cands, key=lambda c: -c.predicted)
     if not cands:
         return []
     best = cands[0]
-    return [c for c in cands if c.pair_index == best.pair_index and _family(c) == _family(best)][:k]
+    return [c for c in cands if c.pair_index == best.pair_index and _family(c) == _family(best)
+            and (c is best or c.predicted >= _HEDGE_SHARE * best.predicted > 0)][:k]
 
 
 def _adaptive_k(cands: list[Candidate]) -> int:
@@ -182,8 +191,12 @@ def _shortlist(cands: list[Candidate]) -> list[Candidate]:
 
 def _validate(runner: Runner, pair_list: list[Any], shortlist: list[Candidate], n: int, delta: float, confirm: int,
               z: float, objective: str) -> list[Candidate]:
-    """Re-score the shortlisted events on ``n`` held-out outputs per input of their pairs: the
-    selection's ranking favours events whose counts were lucky, fresh counts do not."""
+    """Re-score the shortlisted events on ``n`` held-out outputs per input of their pairs, pooled with
+    their selection counts and shrunk against the event (:func:`~dpkit.audit.events.shrunk_frequencies`):
+    the selection's ranking favours events whose counts were lucky, the fresh counts dilute that
+    luck, and the pooled counts are less noisy than the held-out ones alone (rare events with a few
+    dozen counts would otherwise be ranked by the luck of the validation instead). The candidates
+    keep the held-out counts alone, unbiased, to plan the confirmation (``samples="auto"``)."""
     out: list[Candidate] = []
     for pi in dict.fromkeys(c.pair_index for c in shortlist):
         mine = [c for c in shortlist if c.pair_index == pi]
@@ -192,13 +205,14 @@ def _validate(runner: Runner, pair_list: list[Any], shortlist: list[Candidate], 
         c2 = runner.count(pair_list[pi].second, n, (_VALIDATE, pi, 1), events)
         for j, c in enumerate(mine):
             a, b = _oriented(c, (c1[j], c2[j]))
-            pred = float(predicted_bound(objective, a, n, b, n, confirm_size=confirm, z=z, delta=delta, shrink=0.0))
-            out.append(dataclasses.replace(c, predicted=pred, counts=(a, n, b, n)))
+            pooled = (a + c.counts[0], n + c.counts[1], b + c.counts[2], n + c.counts[3])
+            pred = float(predicted_bound(objective, *pooled, confirm_size=confirm, z=z, delta=delta))
+            out.append(dataclasses.replace(c, predicted=pred, counts=(a, n, b, n)))  # unbiased: plans the confirmation
     return out
 
 
 def _selection(runner: Runner, pair_list: list[Any], plan: _Plan, delta: float, confirm: int, z: float,
-               objective: str, bits: bool = True, answer: Callable[[Any], Any] | None = None,
+               objective: str, alpha: float, bits: bool = True, answer: Callable[[Any], Any] | None = None,
                used: set[str] | None = None) -> list[Candidate]:
     """Screen every pair (in-memory sample, dropped after use), refine the best ones (streamed).
     ``used`` collects the kinds of the features built (``"ulp"``, ``"lattice"``, ...)."""
@@ -217,11 +231,19 @@ def _selection(runner: Runner, pair_list: list[Any], plan: _Plan, delta: float, 
         state[i] = (families, families.tally(x1), families.tally(x2))
         found[i] = candidates_from_tallies(families, state[i][1], state[i][2], i, delta=delta, confirm_size=confirm,
                                            z=z, objective=objective)
+        if bits and any(f.kind in BIT_KINDS for f in families.features) and \
+                not _bits_differ(families, x1, x2, i, delta, alpha):
+            found[i] = [c for c in found[i] if not _is_bit_event(c)]
+            if used is not None:
+                used.add("bits-gated")
     if plan.refine > 0:
         ranking = sorted(found, key=lambda i: -max((c.predicted for c in found[i]), default=-math.inf))
         for i in ranking[: plan.refined]:
             families, t1, t2 = state[i]
-            best = sorted(found[i], key=lambda c: -c.predicted)[:_REFINED_EVENTS]
+            ranked = sorted(found[i], key=lambda c: -c.predicted)
+            best = ranked[:_REFINED_EVENTS]
+            if bits and any(_is_bit_event(c) for c in best):  # keep values in play: the float_bits=False verdict
+                best += [c for c in ranked if not _is_bit_event(c)][:2]
             narrow = families.narrowed({c.event.feature for c in best if isinstance(c.event, FeatureSetEvent)},
                                        patterns=t1.patterns is not None and t2.patterns is not None)
             more1 = runner.tally(pair_list[i].first, plan.refine, (_REFINE, i, 0), narrow)
@@ -230,6 +252,37 @@ def _selection(runner: Runner, pair_list: list[Any], plan: _Plan, delta: float, 
             found[i] = candidates_from_tallies(narrow, t1, t2, i, delta=delta, confirm_size=confirm, z=z,
                                                objective=objective)
     return [c for cands in found.values() for c in cands]
+
+
+def _is_bit_event(c: Candidate) -> bool:
+    return isinstance(c.event, FeatureSetEvent) and c.event.feature.kind in BIT_KINDS
+
+
+def _bits_differ(families: Families, x1: np.ndarray, x2: np.ndarray, pair_index: int, delta: float,
+                 alpha: float) -> bool:
+    """The float-bit pre-test, on the screening sample only (so it costs no α): do the bits of the
+    outputs tell the inputs apart better than their values do? Events are built on one half of
+    the screening outputs and the best ``_BITS_HELD_OUT`` of each kind (float-bit families, value
+    families) by their Clopper–Pearson bound there are re-counted on the other half; the bits are
+    kept when their best held-out bound beats the values' by ``_BITS_MARGIN``. On outputs that
+    lie on a lattice the bit codes are coarse functions of the value (sign and binade are value
+    thresholds at powers of two; sets of rare codes only fit the noise of the half that chose
+    them) and at best tie; a floating-point leak (outputs one input never produces) wins by far."""
+    half = min(len(x1), len(x2)) // 2
+    a1, a2, b1, b2 = x1[:half], x2[:half], x1[half:2 * half], x2[half:2 * half]
+    cands = candidates_from_tallies(families, families.tally(a1), families.tally(a2), pair_index, delta=delta,
+                                    confirm_size=half, z=1.0)
+    best = {True: -math.inf, False: -math.inf}
+    for bits in (True, False):
+        group = [c for c in cands if _is_bit_event(c) == bits]
+        group.sort(key=lambda c: -epsilon_lower_bound(*c.counts, delta, alpha))
+        cache1: dict[Any, np.ndarray] = {}
+        cache2: dict[Any, np.ndarray] = {}
+        for c in group[:_BITS_HELD_OUT]:
+            k1 = int(np.count_nonzero(c.event.evaluate(b1, cache1)))
+            num, den = _oriented(c, (k1, int(np.count_nonzero(c.event.evaluate(b2, cache2)))))
+            best[bits] = max(best[bits], epsilon_lower_bound(num, half, den, half, delta, alpha))
+    return best[True] > max(best[False], 0.0) + _BITS_MARGIN
 
 
 def _centre(answer: Callable[[Any], Any], database: Any) -> np.ndarray:
@@ -298,7 +351,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
           progress: Callable[[int, int], None] | None = None, batch_timeout: float | None = None,
           assumption: str | None = None, float_events: bool = False, float_bits: bool = True,
           answer: Callable[[Any], Any] | None = None, on_estimate: Callable[[float], None] | None = None,
-          workers: int | None = None, power: float = 0.8) -> AuditResult:
+          workers: int | None = None, power: float = 0.8, goal: str = "verdict") -> AuditResult:
     """Test the claim "``mechanism`` is (ε, δ)-DP" and lower-bound its true ε.
 
     Parameters
@@ -335,6 +388,11 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         Results do not depend on it.
     power
         ``samples="auto"``: the power the confirmation is sized for (default 0.8).
+    goal
+        ``samples="auto"``: ``"verdict"`` (default) confirms on the fewest outputs that reach
+        ``power`` and, after a refutation, adds a note with the bound the default budget is
+        predicted to certify and its cost; ``"bound"`` confirms on the default budget's
+        confirmation size (or the plan's, if larger) to tighten the bound.
     sequential
         Anytime-valid confirmation that may stop before using all ``samples``.
     candidates
@@ -378,7 +436,10 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
         the output lies on), so a floating-point leak of the mechanism *as executed* (Mironov
         2012; Haney et al. 2022) is refuted from the outputs alone, with no replay and no
         assumption; the events are selected on the selection sample and confirmed like all
-        others, at no cost in α. Every unsnapped float mechanism (numpy's ``laplace``/``normal``
+        others, at no cost in α, on the pairs where a pre-test on the screening sample finds the
+        bits more telling than the values (elsewhere they are dropped, and a note says so). A
+        refutation through them starts its notes with ``floating-point leak:`` and puts the
+        ``float_bits=False`` verdict beside it (``witness["float_bits_false"]``). Every unsnapped float mechanism (numpy's ``laplace``/``normal``
         plus the answer) is refuted by them: it is not private as executed. ``False``: audit the
         mechanism in exact arithmetic (its values only), e.g. to test the calibration of the
         idealised real-valued design; a note then says so. Not used with
@@ -425,7 +486,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], Any], pairs: Any,
     """
     start = time.perf_counter()
     s = _settings(mechanism, claimed_epsilon, claimed_delta, confidence, samples, executor, sequential, candidates,
-                  selection_fraction, batch_size, assumption, float_events, float_bits, answer, workers, power)
+                  selection_fraction, batch_size, assumption, float_events, float_bits, answer, workers, power, goal)
     if batch_timeout is not None:
         batch_timeout = check_positive("batch_timeout", batch_timeout)
     _check_assumption(s)
@@ -452,14 +513,21 @@ def _phases(mechanism: Any, s: _Settings, pair_list: list[Any], entropy: int, se
     if floats.result is not None:
         return floats.result
     notes: list[str] = list(pool.notes())
-    plan, chosen, m = _select_events(runner, pair_list, s, floats.total, floats.alpha, notes)
+    plan, chosen, m, values_chosen = _select_events(runner, pair_list, s, floats.total, floats.alpha, notes)
     if not chosen:  # no event has probability above δ on either input: nothing to confirm
         return _nothing_selected(s, runner, pair_list, floats.float_check, start, seed, notes, pool)
     level = floats.alpha / len(chosen)
     sample_plan = None
+    announced = m  # confirmation outputs per input of the default budget
     if s.auto:
         sample_plan = _auto_confirmation(chosen[0], s, level, m,
                                          (AUTO_MAX_SAMPLES - plan.selection(len(pair_list))) // 2, notes)
+        if s.goal == "bound" and sample_plan.samples_per_input < announced:
+            notes.append(f"goal='bound': confirmed on the default budget ({announced} outputs per input), not on the "
+                         f"{sample_plan.samples_per_input} that the plan predicts refute the claim, to tighten the "
+                         "bound")
+            sample_plan = describe_plan(announced, sample_plan.p1, sample_plan.p2, s.claimed_epsilon, s.claimed_delta,
+                                        level, s.power)
         m = sample_plan.samples_per_input
         runner.planned = runner.samples + 2 * m
     runner.start_phase(m)
@@ -468,7 +536,60 @@ def _phases(mechanism: Any, s: _Settings, pair_list: list[Any], entropy: int, se
     confirmation = (_confirm_sequential(runner, s, pair_list, plan, chosen, m, level, notes) if s.sequential
                     else _confirm_fixed(runner, s, pair_list, plan, chosen, m, level))
     result = _assemble(s, runner, pair_list, chosen, confirmation, notes, floats, level, start, seed)
+    if result.violation and _is_bit_event(chosen[0]) and not s.sequential:
+        result = _float_leak(result, runner, s, pair_list, plan, values_chosen, confirmation.used, floats.alpha)
+    if sample_plan is not None and s.goal == "verdict" and result.violation and m < announced:
+        stronger = _stronger_bound(chosen[0], s, level, announced, result.epsilon_lower_bound)
+        if stronger is not None:
+            rate = runner.estimator.rate()
+            result = dataclasses.replace(result, notes=(*result.notes, stronger + (
+                f", about {rate * 2 * announced:.0f} s at the measured rate" if rate and math.isfinite(rate) else "")
+                + "; goal='bound' (CLI --goal bound) spends them"))
     return dataclasses.replace(result, sample_plan=sample_plan, throughput=pool.summary(runner))
+
+
+def _float_leak(result: AuditResult, runner: Runner, s: _Settings, pair_list: list[Any], plan: _Plan,
+                values: list[Candidate], m: int, alpha: float) -> AuditResult:
+    """A refutation through a float-bit event: say that it is a floating-point leak, and put the
+    ``float_bits=False`` verdict beside it: the best value events of the same selection, counted on
+    the confirmation outputs of their pair (the same seeds, so the same outputs when the pair is
+    the witness's; drawn again, not counted twice in ``samples``) at their own level α/K. Each
+    statement holds with probability ≥ 1 − α on its own."""
+    bound, event, label = 0.0, None, None  # no value event selected: the trivial bound
+    if values:
+        spent = runner.samples
+        exact = _confirm_fixed(runner, s, pair_list, plan, values, m, alpha / len(values))
+        runner.samples = spent
+        j = int(np.argmax(exact.bounds))
+        bound, event, label = max(0.0, float(exact.bounds[j])), values[j].event.describe(), \
+            pair_list[values[0].pair_index].label
+    verdict = "refuted" if bound > s.claimed_epsilon else "not refuted"
+    note = (f"floating-point leak: the claim is refuted through the bits of the outputs "
+            f"({result.witness['event'].get('feature', 'float bits')}), not through their values: the mechanism as "
+            f"executed on doubles tells the inputs apart by bit patterns its real-valued design does not have (e.g. "
+            f"floating-point noise added to the answer); outputs snapped to a lattice close such leaks (dpkit's "
+            f"float-safe mechanisms). float_bits=False verdict beside it (values only, confirmation outputs the "
+            f"selection never saw): epsilon >= {bound:.4g}, claim {verdict}")
+    witness = dict(result.witness, float_bits_false={
+        "epsilon_lower_bound": bound, "violation": bound > s.claimed_epsilon, "event": event, "pair": label,
+        "candidates": len(values)})
+    return dataclasses.replace(result, witness=witness, notes=(note, *result.notes))
+
+
+def _stronger_bound(best: Candidate, s: _Settings, level: float, m: int, reached: float) -> str | None:
+    """``goal="verdict"`` stopped at the fewest outputs that refute the claim: the bound that ``m``
+    confirmation outputs per input are predicted to certify, from the selection's (shrunk)
+    estimates of the witness event at the expected counts (:func:`epsilon_lower_bound` at
+    ``⌊p1 m⌋`` and ``⌈p2 m⌉``), when it is clearly higher than the bound ``reached``."""
+    a, na, b, nb = best.counts
+    p1, p2 = (min(float(x), 1.0) for x in shrunk_frequencies(np.array(a, dtype=float), max(na, 1),
+                                                              np.array(b, dtype=float), max(nb, 1)))
+    predicted = epsilon_lower_bound(math.floor(p1 * m), m, min(math.ceil(p2 * m), m), m, s.claimed_delta, level)
+    if not predicted > reached + _STRONGER_MARGIN:
+        return None
+    return (f"a stronger bound is in reach: {m} confirmation outputs per input ({2 * m} in all, the default budget) "
+            f"are predicted to certify epsilon >= {predicted:.3g} (this bound: {reached:.3g}; from the selection's "
+            f"estimates of the witness event)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -490,12 +611,13 @@ class _Settings:
     answer: Callable[[Any], Any] | None
     workers: int | None
     power: float
+    goal: str
 
 
 def _settings(mechanism: Any, claimed_epsilon: float, claimed_delta: float, confidence: float,
               samples: int | str | None, executor: Any, sequential: bool, candidates: int | None,
               selection_fraction: float, batch_size: int, assumption: str | None, float_events: bool,
-              float_bits: bool, answer: Any, workers: int | None, power: float) -> _Settings:
+              float_bits: bool, answer: Any, workers: int | None, power: float, goal: str) -> _Settings:
     """Validate :func:`audit`'s arguments (one-line errors naming the parameter)."""
     if not callable(mechanism):
         raise TypeError(f"mechanism must be callable as mechanism(database, n, rng), got {mechanism!r}")
@@ -513,9 +635,11 @@ def _settings(mechanism: Any, claimed_epsilon: float, claimed_delta: float, conf
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
     workers = None if workers is None else check_integer("workers", workers, minimum=1)
     power = check_open_unit("power", power)
+    if goal not in GOALS:
+        raise ValueError(f"goal must be one of {GOALS}, got goal={goal!r}")
     return _Settings(claimed_epsilon, claimed_delta, confidence, total, auto, k_max, selection_fraction, batch_size,
                      sequential, assumption, float_events, bool(float_bits), _resolve_answer(mechanism, answer),
-                     workers, power)
+                     workers, power, goal)
 
 
 def _check_assumption(s: _Settings) -> None:
@@ -568,11 +692,12 @@ def _float_phase(mechanism: Any, s: _Settings, pair_list: list[Any], entropy: in
 
 
 def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: int,
-                   alpha: float, notes: list[str]) -> tuple[_Plan, list[Candidate], int]:
+                   alpha: float, notes: list[str]) -> tuple[_Plan, list[Candidate], int, list[Candidate]]:
     """Phase 1: select events on the selection sample, re-score the shortlist on held-out
     outputs, choose the ``K`` to confirm. Returns the plan, the chosen events and the
-    confirmation outputs per input that selection and validation left; appends to ``notes``
-    what the float-bit families could not do."""
+    confirmation outputs per input that selection and validation left, and, when the best event
+    is a float-bit event, the events a ``float_bits=False`` audit would confirm; appends to
+    ``notes`` what the float-bit families could not do."""
     spent_before = runner.samples
     plan = _plan(_AUTO_SELECTION if s.auto else total, len(pair_list), s.selection_fraction)
     remaining = total - plan.selection(len(pair_list))
@@ -585,11 +710,16 @@ def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: in
     objective = "mu" if s.assumption == "gaussian" else "epsilon"
     bits = s.float_bits and s.assumption is None
     used: set[str] = set()
-    shortlist = _shortlist(_selection(runner, pair_list, plan, s.claimed_delta, remaining // 2, z, objective,
-                                      bits=bits, answer=s.answer, used=used))
+    selected = _selection(runner, pair_list, plan, s.claimed_delta, remaining // 2, z, objective, alpha, bits=bits,
+                          answer=s.answer, used=used)
+    shortlist = _shortlist(selected)
     if not s.float_bits and s.assumption is None:
         notes.append("float_bits=False: the bits of float outputs were not audited (the mechanism in exact "
                      "arithmetic, its values only)")
+    if "bits-gated" in used:
+        notes.append("float bits: on some pair the bits of the outputs told the inputs apart no better than their "
+                     "values on the screening sample (pre-test, no error budget spent); their events were dropped "
+                     "there")
     if "ulp" in used and s.answer is None:
         notes.append("float bits: the lattice events relative to the input (output - answer on a 2^t grid) were "
                      "not run: the audit does not know the query answer (pass answer=, or give the mechanism a "
@@ -599,7 +729,9 @@ def _select_events(runner: Runner, pair_list: list[Any], s: _Settings, total: in
                               objective)
         shortlist = validated if any(math.isfinite(c.predicted) for c in validated) else shortlist
     chosen = _choose(shortlist, s.k_max or _adaptive_k(shortlist))
-    return plan, chosen, (total - (runner.samples - spent_before)) // 2
+    values = [c for c in selected if not _is_bit_event(c)]
+    values_chosen = _choose(values, s.k_max or _adaptive_k(values)) if chosen and _is_bit_event(chosen[0]) else []
+    return plan, chosen, (total - (runner.samples - spent_before)) // 2, values_chosen
 
 
 def _nothing_selected(s: _Settings, runner: Runner, pair_list: list[Any], float_check: str | None, start: float,

@@ -60,12 +60,13 @@ __all__ = [
     "Tally",
     "candidates_from_tallies",
     "select_candidates",
+    "BIT_KINDS",
 ]
 
 _MAX_PATTERNS = 4096
 _MAX_COORDS = 32
 _DISCRETE_VALUES = 64
-_BIT_KINDS = ("ulp", "lowbits", "lattice")
+BIT_KINDS = ("ulp", "lowbits", "lattice")
 _BIT_COORDS = 4  # bit features on the first coordinates only
 _MAX_BIT_CODES = 4096
 
@@ -435,7 +436,10 @@ def _best_prefixes(h1: np.ndarray, h2: np.ndarray, n1: int, n2: int, predict: An
     or without the ⊥/NaN code (the last one) added. ``predict(a, na, b, nb)`` scores them.
 
     Likelihood-ratio sets are only offered for discrete codes: over fine bins of a continuous
-    feature they fit the noise of the selection sample (scattered bins with a few counts).
+    feature they fit the noise of the selection sample (scattered bins with a few counts). The
+    codes are ordered by their ratio of shrunk frequencies (:func:`shrunk_frequencies`), not the
+    raw one: a rare code with 5 outputs on one input and none on the other would otherwise lead
+    the order and a set of such codes, lucky on the selection sample, win it.
     """
     out = []
     codes = np.arange(len(h1))
@@ -443,7 +447,8 @@ def _best_prefixes(h1: np.ndarray, h2: np.ndarray, n1: int, n2: int, predict: An
         a, na, b, nb = (h2, n2, h1, n1) if reverse else (h1, n1, h2, n2)
         orders = []
         if ratio_sets:
-            ratio = ((a + 0.5) / na) / ((b + 0.5) / nb)
+            p1, p2 = shrunk_frequencies(a, na, b, nb)  # rank codes by shrunk ratio: raw ratios of rare codes fit noise
+            ratio = p1 / p2
             keep = codes[a > 0]
             orders.append(("likelihood-ratio set", keep[np.argsort(-ratio[keep], kind="stable")]))
         if n_ordered > 1:
@@ -571,7 +576,7 @@ class Families:
             features += [Feature(kind, j) for j in range(min(d, _BIT_COORDS)) for kind in ("ulp", "lowbits")]
             features += _lattice_features(centres, min(d, _BIT_COORDS))
         rows1, rows2 = RowStats(first), RowStats(second)
-        edges = tuple((_codes if f.kind in _BIT_KINDS else _edges)(f(first, rows1), f(second, rows2))
+        edges = tuple((_codes if f.kind in BIT_KINDS else _edges)(f(first, rows1), f(second, rows2))
                       for f in features)
         return cls(tuple(features), edges)
 
@@ -633,7 +638,7 @@ def candidates_from_tallies(families: Families, first: Tally, second: Tally, pai
 
             add(_best_prefixes(c1, c2, n1, n2, predict, 0, top), make_pattern)
     for feature, edges, b1, b2 in zip(families.features, families.edges, first.bins, second.bins):
-        discrete = (len(edges) <= _DISCRETE_VALUES and feature.kind != "score") or feature.kind in _BIT_KINDS
+        discrete = (len(edges) <= _DISCRETE_VALUES and feature.kind != "score") or feature.kind in BIT_KINDS
         items = _best_prefixes(b1, b2, n1, n2, predict, len(edges) + 1, top, ratio_sets=discrete)
         edge_t = tuple(map(float, edges))
         add(items, lambda codes, shape, f=feature, e=edge_t: FeatureSetEvent(f, e, tuple(map(int, codes)), shape))

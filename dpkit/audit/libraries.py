@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpkit.audit.rng_bridge import per_call_mechanism
+
 __all__ = ["LibraryCase", "seed_reproducible", "opendp_cases", "opendp_float_sum_cases", "diffprivlib_cases",
            "pydp_cases", "pipeline_dp_cases", "library_cases"]
 
@@ -182,15 +184,6 @@ _DPL_BUG_105 = "https://github.com/IBM/differential-privacy-library/issues/105"
 _BRIDGED_RS = "bridged: random_state=RandomState(seed drawn from rng)"
 
 
-def _diffprivlib_repeat(call: Callable[[Any, np.random.RandomState], float]
-                        ) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
-    """``n`` calls of ``call(db, random_state)`` on one ``RandomState`` seeded from ``rng``."""
-    def mechanism(db: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        state = np.random.RandomState(int(rng.integers(2**32)))
-        return np.fromiter((call(db, state) for _ in range(n)), dtype=float, count=n)
-    return mechanism
-
-
 def diffprivlib_cases() -> list[LibraryCase]:
     """diffprivlib's mechanisms on a sum of records in [0, 1] (sensitivity 1), its tools on the
     records themselves, and ``LinearRegression`` (tracker #105), one output per call;
@@ -209,14 +202,14 @@ def diffprivlib_cases() -> list[LibraryCase]:
                   **kwargs: Any) -> LibraryCase:
         probe = make(**kwargs)
         call = (lambda db, rs: make(random_state=rs, **kwargs).randomise(value(db)))
-        return LibraryCase("diffprivlib", "diffprivlib", name, _diffprivlib_repeat(call), _count_pairs(),
+        return LibraryCase("diffprivlib", "diffprivlib", name, per_call_mechanism(call), _count_pairs(),
                            float(probe.epsilon), float(probe.delta), f"{type(probe).__name__}.epsilon, .delta",
                            relation, _BRIDGED_RS, expected, _DPL_BUG_94 if expected == "refute" else "", answer=value)
 
     def tool_case(name: str, tool: Callable[..., Any], expected: str, answer: Callable[[Any], Any],
                   **kwargs: Any) -> LibraryCase:
         call = (lambda db, rs: float(tool(np.asarray(db, dtype=float), epsilon=1.0, random_state=rs, **kwargs)))
-        return LibraryCase("diffprivlib", "diffprivlib", name, _diffprivlib_repeat(call), _count_pairs(), 1.0, 0.0,
+        return LibraryCase("diffprivlib", "diffprivlib", name, per_call_mechanism(call), _count_pairs(), 1.0, 0.0,
                            f"{tool.__name__}(epsilon=1.0) argument", "replace one record in [0, 1]", _BRIDGED_RS,
                            expected, _DPL_BUG_94 if expected == "refute" else "", answer=answer)
 
@@ -245,14 +238,14 @@ def diffprivlib_cases() -> list[LibraryCase]:
         mech_case("mechanisms.GaussianAnalytic (1, 1e-5)", mechanisms.GaussianAnalytic, "refute", epsilon=1.0,
                   delta=1e-5, sensitivity=1.0),
         LibraryCase("diffprivlib", "diffprivlib", "mechanisms.Exponential (eps 1, utility -abs(k - sum))",
-                    _diffprivlib_repeat(lambda db, rs: mechanisms.Exponential(
+                    per_call_mechanism(lambda db, rs: mechanisms.Exponential(
                         epsilon=1.0, sensitivity=1.0, utility=[-abs(k - float(np.sum(db))) for k in range(4)],
                         random_state=rs).randomise()),
                     _count_pairs(), 1.0, 0.0, "Exponential(epsilon=1.0) argument", relation, _BRIDGED_RS, "pass"),
         tool_case("tools.mean (eps 1, bounds [0, 1])", tools.mean, "refute", np.mean, bounds=(0.0, 1.0)),
         tool_case("tools.count_nonzero (eps 1)", tools.count_nonzero, "pass", np.count_nonzero),
         LibraryCase("diffprivlib", "diffprivlib", "models.LinearRegression coef (eps 1, X in [0, 1]) #105",
-                    _diffprivlib_repeat(regression), regression_pairs, 1.0, 0.0, "LinearRegression(epsilon=1.0)",
+                    per_call_mechanism(regression), regression_pairs, 1.0, 0.0, "LinearRegression(epsilon=1.0)",
                     "replace one record (x, y) in [0, 1]^2", _BRIDGED_RS, "refute", _DPL_BUG_105,
                     small_samples=10_000, pairs_label="x = (1, 0, ...) vs (0.1, 0, ...), y = 0", float_events=False),
     ]
@@ -285,21 +278,22 @@ def pydp_cases() -> list[LibraryCase]:
                         pairs_label="10 records vs 11", answer=len)]
 
 
-def _pipeline_dp_run(metric_name: str, epsilon: float) -> tuple[Callable[[Any, int, np.random.Generator], np.ndarray],
-                                                               float, float]:
+def _pipeline_dp_run(metric_name: str, epsilon: float, noise: str = "LAPLACE", delta: float = 0.0
+                     ) -> tuple[Callable[[Any, int, np.random.Generator], np.ndarray], float, float]:
     """One ``DPEngine.aggregate`` on ``pipeline_dp.LocalBackend`` gives ``n`` outputs: ``n`` public
     partitions, each holding its own copy of the dataset under distinct privacy ids, and every id
     contributing one record to one partition (``max_partitions_contributed=1``), so each
-    partition's noisy metric is one release of the audited mechanism. Returns the mechanism and the
+    partition's noisy metric is one release of the audited mechanism. ``noise`` names the
+    ``pipeline_dp.NoiseKind`` and ``delta`` the accountant's total δ. Returns the mechanism and the
     (ε, δ) the ``BudgetAccountant`` gave it (read from a probe run)."""
     import pipeline_dp
 
     metric = getattr(pipeline_dp.Metrics, metric_name)
 
     def aggregate(db: Any, n: int) -> tuple[np.ndarray, Any]:
-        accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=0.0)
+        accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=delta)
         engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
-        params = pipeline_dp.AggregateParams(noise_kind=pipeline_dp.NoiseKind.LAPLACE, metrics=[metric],
+        params = pipeline_dp.AggregateParams(noise_kind=getattr(pipeline_dp.NoiseKind, noise), metrics=[metric],
                                              max_partitions_contributed=1, max_contributions_per_partition=1,
                                              min_value=0.0, max_value=1.0)
         extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0],
@@ -320,8 +314,11 @@ def _pipeline_dp_run(metric_name: str, epsilon: float) -> tuple[Callable[[Any, i
 
 
 def pipeline_dp_cases() -> list[LibraryCase]:
-    """Pipeline-DP's COUNT and SUM (values clamped to [0, 1], Laplace noise, total ε = 1) on its
-    local backend, vector form through public partitions (see :func:`_pipeline_dp_run`); claims
+    """Pipeline-DP's COUNT and SUM (values clamped to [0, 1], Laplace noise, total ε = 1) and its
+    SUM with Gaussian noise (total (1, 10⁻⁵), drawn by python-dp's C++ Gaussian) on its local
+    backend, vector form through public partitions (see :func:`_pipeline_dp_run`). The Gaussian
+    SUM leaks through its float bits: on the sum 0 a share of the outputs in [−2, −1) are odd
+    multiples of 2⁻⁵², which 1 + (noise) cannot produce; expected "refute". Claims
     read from the ``NaiveBudgetAccountant`` after ``compute_budgets``; its relation is adding or
     removing one privacy unit; its noise ignores ``rng`` (not seed-reproducible)."""
     relation = "add or remove one privacy unit (1 partition, 1 contribution)"
@@ -335,6 +332,11 @@ def pipeline_dp_cases() -> list[LibraryCase]:
                                  "not bridged: draws from its own noise module and ignores rng "
                                  "(not seed-reproducible)", "pass", pairs_label="10 records at 0 vs + one at 1",
                                  answer=len if metric == "COUNT" else np.sum))
+    mechanism, eps, delta = _pipeline_dp_run("SUM", 1.0, "GAUSSIAN", 1e-5)
+    cases.append(LibraryCase("pipeline-dp", "pipeline-dp", "DPEngine SUM, Gaussian noise (LocalBackend, eps 1, "
+                             "delta 1e-5)", mechanism, pairs, eps, delta, source, relation,
+                             "not bridged: draws from its own noise module and ignores rng (not seed-reproducible)",
+                             "refute", pairs_label="10 records at 0 vs + one at 1", answer=np.sum))
     return cases
 
 

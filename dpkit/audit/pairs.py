@@ -46,15 +46,41 @@ class Pair:
                 numeric = False
             return array.tolist() if numeric else repr(x)  # numbers as JSON numbers, other objects as text
 
-        return {"label": self.label, "first": enc(self.first), "second": enc(self.second)}
+        def enc_dataset(x: Any) -> Any:
+            return [enc(part) for part in x] if _is_parts(x) else enc(x)
+
+        return {"label": self.label, "first": enc_dataset(self.first), "second": enc_dataset(self.second)}
 
     @property
     def add_remove(self) -> bool:
         """Whether the inputs differ in length by one record (add/remove neighbours), not in values."""
+        first = self.first[0] if _is_parts(self.first) else self.first
+        second = self.second[0] if _is_parts(self.second) else self.second
         try:
-            return np.shape(self.first) != np.shape(self.second)
+            return np.shape(first) != np.shape(second)
         except Exception:  # pragma: no cover - ragged objects
             return False
+
+
+def _is_parts(dataset: Any) -> bool:
+    """Whether ``dataset`` is a tuple of arrays read together, such as ``(X, y)``."""
+    return isinstance(dataset, tuple) and len(dataset) > 1 and all(
+        isinstance(part, (np.ndarray, list, tuple)) for part in dataset)
+
+
+def _check_parts(first: tuple, second: tuple, label: str) -> Pair:
+    """A pair of datasets given in parts, such as ``(X, y)``: every part is checked as an input,
+    and the records of the parts (their first axes) must agree within each dataset."""
+    if not _is_parts(second) or len(first) != len(second):
+        raise ValueError(f"the inputs of pair {label!r} must both be tuples of {len(first)} arrays, such as (X, y)")
+    for side, dataset in (("first", first), ("second", second)):
+        rows = {np.shape(part)[0] if np.ndim(part) else None for part in dataset}
+        if len(rows) != 1 or None in rows:
+            raise ValueError(f"the {side} input of pair {label!r} has parts with different numbers of records "
+                             f"{[np.shape(part) for part in dataset]}; each part holds one row per record")
+    for index, (a, b) in enumerate(zip(first, second)):
+        check_pair(a, b, label=f"{label}[{index}]")
+    return Pair(first, second, label)
 
 
 def _check_relation(relation: str) -> str:
@@ -69,8 +95,13 @@ def check_pair(first: Any, second: Any, relation: str | None = None, sensitivity
     Numeric array-likes must have finite entries and equal shapes, except that without a
     ``relation`` two datasets may differ by exactly one record along the first axis
     (add/remove neighbours); with a ``relation`` the difference must satisfy it (see the
-    module docstring). Other objects (records, strings)
+    module docstring). A dataset given in parts, a tuple of arrays such as ``(X, y)``, is checked
+    part by part, and its parts must have one row per record. Other objects (records, strings)
     are passed through unchecked: the mechanism alone knows how to read them.
+
+    >>> X, y = [[0.0], [0.0]], [0, 1]
+    >>> check_pair((X, y), ([[1.0], [0.0]], y)).add_remove
+    False
 
     Raises
     ------
@@ -80,6 +111,8 @@ def check_pair(first: Any, second: Any, relation: str | None = None, sensitivity
     if relation is not None:
         _check_relation(relation)
     sensitivity = check_positive("sensitivity", sensitivity)
+    if _is_parts(first) and relation is None:
+        return _check_parts(first, second, label)
     a, b = np.asarray(first), np.asarray(second)
     numeric = a.dtype.kind in "biuf" and b.dtype.kind in "biuf"
     if not numeric:

@@ -38,7 +38,9 @@ class AuditResult:
         p-value of H0 "the mechanism is (claimed_epsilon, claimed_delta)-DP" (Bonferroni over
         the confirmed candidates); ``p_value ≤ 1 − confidence`` iff ``violation``.
     witness
-        The input pair, the event (or attack) and the counts behind the bound.
+        The input pair, the event (or attack) and the counts behind the bound. When the event
+        is a float-bit event of a refutation, ``witness["float_bits_false"]`` holds the verdict
+        of the values alone (bound, violation, event) beside it.
     samples
         Mechanism outputs drawn in total (selection + confirmation, both inputs).
     seconds

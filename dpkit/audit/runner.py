@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import concurrent.futures.process
 import itertools
 import threading
 import time
@@ -26,8 +27,9 @@ import numpy as np
 
 from dpkit.audit.events import as_outputs
 from dpkit.audit.throughput import SLOW_OUTPUT_SECONDS, CallCost, RunEstimator, time_pilot
+from dpkit.audit.worker_processes import dead_worker_exit, describe_exit, pool_processes
 
-__all__ = ["AuditTimeoutError", "MechanismError", "Runner", "ScalarAdapter", "from_scalar"]
+__all__ = ["AuditTimeoutError", "MechanismError", "Runner", "ScalarAdapter", "WorkerDiedError", "from_scalar"]
 
 Mechanism = Callable[[Any, int, np.random.Generator], Any]
 _WINDOW = 64  # batches in flight on an executor
@@ -63,6 +65,11 @@ def _generator(entropy: int, key: tuple[int, ...]) -> np.random.Generator:
 
 class MechanismError(RuntimeError):
     """The audited mechanism raised; the message carries the user's own traceback lines."""
+
+
+class WorkerDiedError(MechanismError):
+    """A worker process running the mechanism ended abruptly (a signal, ``os._exit``, a crash in C
+    code); the message says how (``died in a worker with signal SIGSEGV``)."""
 
 
 class AuditTimeoutError(TimeoutError):
@@ -159,18 +166,30 @@ class Runner:
         """Outputs per batch of a request for ``n`` (see the module docstring)."""
         return min(self.batch_size, max(_MIN_BLOCK, -(-int(n) // self.min_tasks)))
 
-    def pilot(self, database: Any) -> CallCost:
-        """Time the mechanism on ``database`` through the batches' own code path (generator
-        seeding, output conversion) with :func:`~dpkit.audit.throughput.time_pilot`; the draws
-        use a key no audit phase uses and are discarded; each call is held to ``batch_timeout``.
-        Sets the estimate's cost."""
+    def pilot(self, database: Any, executor: concurrent.futures.Executor | None = None, others: Sequence[Any] = (),
+              weights: Sequence[float] | None = None) -> CallCost:
+        """Time the mechanism on ``database``, then once on each of ``others`` (the weights, one per
+        input, ``database`` first, say how often the audit samples each), through the batches' own
+        code path (generator seeding, output conversion) with
+        :func:`~dpkit.audit.throughput.time_pilot`; the draws use a key no audit phase uses and are
+        discarded; each call is held to ``batch_timeout`` and runs on ``executor`` if given (so that
+        a crash of the mechanism kills a worker, not this process). Sets the estimate's cost."""
         sizes = iter(range(1 << 30))
 
-        def call(n: int) -> Any:
-            args = (self.mechanism, database, n, self.entropy, (_PILOT_KEY, next(sizes)))
-            return _sample_task(*args) if self.batch_timeout is None else self._call_with_timeout(_sample_task, args)
+        def on(data: Any) -> Callable[[int], Any]:
+            def call(n: int) -> Any:
+                args = (self.mechanism, data, n, self.entropy, (_PILOT_KEY, next(sizes)))
+                if executor is not None:
+                    try:
+                        return self._result(executor.submit(_sample_task, *args), n)
+                    except concurrent.futures.process.BrokenProcessPool:
+                        raise self._died(executor) from None
+                if self.batch_timeout is None:
+                    return _sample_task(*args)
+                return self._call_with_timeout(_sample_task, args)
+            return call
 
-        cost = time_pilot(call, clock=self.clock)
+        cost = time_pilot(on(database), clock=self.clock, others=[on(data) for data in others], weights=weights)
         self.estimator.cost = cost
         return cost
 
@@ -238,6 +257,18 @@ class Runner:
                                  f"{self.batch_timeout:g} s (the mechanism may hang; raise the limit with "
                                  f"--batch-timeout / batch_timeout= if it is only slow)")
 
+    def _result(self, future: concurrent.futures.Future, n: int) -> Any:
+        """``future``'s result within ``batch_timeout``."""
+        try:
+            return future.result(timeout=self.batch_timeout)
+        except concurrent.futures.TimeoutError:
+            raise self._timed_out(n) from None
+
+    @staticmethod
+    def _died(executor: Any) -> WorkerDiedError:
+        """The error for a broken pool: how its dead worker ended (its exit code or signal)."""
+        return WorkerDiedError(f"died in a worker with {describe_exit(dead_worker_exit(pool_processes(executor)))}")
+
     def _call_with_timeout(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         box: dict[str, Any] = {}
 
@@ -277,14 +308,13 @@ class Runner:
                 pending.append((args, self.executor.submit(fn, *args)))
             while pending:
                 args, fut = pending.popleft()
-                try:
-                    result = fut.result(timeout=self.batch_timeout)
-                except concurrent.futures.TimeoutError:
-                    raise self._timed_out(args[2]) from None
+                result = self._result(fut, args[2])
                 for fn_next, args_next in itertools.islice(queue, 1):
                     pending.append((args_next, self.executor.submit(fn_next, *args_next)))
                 self._tick(args[2])
                 yield result
+        except concurrent.futures.process.BrokenProcessPool:
+            raise self._died(self.executor) from None
         finally:
             for _, fut in pending:
                 fut.cancel()

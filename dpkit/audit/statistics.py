@@ -24,7 +24,7 @@ import math
 from typing import Callable
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from dpkit._bisection import first_passing, threshold_bracket
 
@@ -45,7 +45,7 @@ def cp_lower(k: int | np.ndarray, n: int | np.ndarray, alpha: float) -> np.ndarr
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore"):
-        out = np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1), np.maximum(n - k + 1, 1)), 0.0)
+        out = np.where(k > 0, special.betaincinv(np.maximum(k, 1), np.maximum(n - k + 1, 1), alpha), 0.0)
     return out if out.ndim else float(out)
 
 
@@ -54,7 +54,7 @@ def cp_upper(k: int | np.ndarray, n: int | np.ndarray, alpha: float) -> np.ndarr
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore"):
-        out = np.where(k < n, stats.beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1)), 1.0)
+        out = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1), 1.0 - alpha), 1.0)
     return out if out.ndim else float(out)
 
 

@@ -5,7 +5,10 @@ A real DP library often makes one output per call (12 µs to 10 ms each), so an 
 mechanism exactly as the audit's batches do (same seeding, same conversion of the outputs) on
 4, 16, 64, … outputs until one call takes :data:`PILOT_SECONDS`, and fits the cost of a call
 of ``n`` outputs as ``per_call + per_output · n`` (:class:`CallCost`): the per-call overhead of
-a library (building a generator, crossing into Rust or C) is measured, not assumed.
+a library (building a generator, crossing into Rust or C) is measured, not assumed. A mechanism's
+cost may depend on its input (a sum over the records, a loop until a condition holds), so every
+other distinct input of the audit's pairs is timed too (:func:`average_over_inputs`) and the cost
+is the mean of the inputs' fits, weighted by how often the audit samples each.
 
 :func:`choose_workers` turns that cost into a worker count: process workers up to the cores
 this process may use (``os.sched_getaffinity``) when one output costs at least
@@ -33,11 +36,11 @@ import dataclasses
 import math
 import os
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 __all__ = ["CallCost", "RunEstimator", "available_cores", "choose_workers", "hedged_speedup", "parallel_speedup",
            "other_load",
-           "time_pilot", "PILOT_SECONDS", "PARALLEL_SECONDS", "SLOW_OUTPUT_SECONDS"]
+           "average_over_inputs", "time_pilot", "PILOT_SECONDS", "PARALLEL_SECONDS", "SLOW_OUTPUT_SECONDS"]
 
 PILOT_SECONDS = 0.1
 """The pilot stops at the first call that takes at least this long (or at :data:`PILOT_MAX_OUTPUTS`)."""
@@ -65,6 +68,8 @@ class CallCost:
     per_output: float
     pilot_outputs: int
     pilot_seconds: float
+    inputs: int = 1
+    """Distinct inputs timed (the cost is their weighted mean)."""
 
     def seconds(self, outputs: int, calls: int) -> float:
         """Serial seconds for ``outputs`` outputs drawn in ``calls`` calls."""
@@ -79,7 +84,8 @@ class CallCost:
 
 
 def time_pilot(call: Callable[[int], Any], clock: Callable[[], float] = time.perf_counter,
-               target: float = PILOT_SECONDS, max_outputs: int = PILOT_MAX_OUTPUTS) -> CallCost:
+               target: float = PILOT_SECONDS, max_outputs: int = PILOT_MAX_OUTPUTS,
+               others: Sequence[Callable[[int], Any]] = (), weights: Sequence[float] | None = None) -> CallCost:
     """Time ``call(n)`` for ``n = 4, 16, 64, …`` (after one untimed warm-up call of 1 output) until a
     call takes ``target`` seconds or ``n`` reaches ``max_outputs``, then time the last size once more
     and keep the faster of the two (a burst of other work on a shared machine slows one call, not
@@ -87,6 +93,10 @@ def time_pilot(call: Callable[[int], Any], clock: Callable[[], float] = time.per
 
     When the two points do not determine a positive slope (timer noise on a fast mechanism), the
     whole cost of the last call is charged per output, which overstates the cost, never understates it.
+
+    ``others`` are the same mechanism on the audit's other inputs: :func:`average_over_inputs` times
+    each and returns the mean of the inputs' fits under ``weights`` (one per input, ``call``'s
+    first; default equal).
 
     >>> ticks = iter([0.0, 0.09, 0.09, 0.30, 0.30, 0.99, 0.99, 3.60, 3.60, 6.21])  # 0.05 s + 0.01 s/output
     >>> cost = time_pilot(lambda n: None, clock=lambda: next(ticks), target=1.0)
@@ -109,13 +119,68 @@ def time_pilot(call: Callable[[int], Any], clock: Callable[[], float] = time.per
     total_outputs = 1 + sum(p[0] for p in points) + n
     total_seconds = sum(p[1] for p in points) + again
     points[-1] = (n, min(points[-1][1], again))
+    per_call, per_output = _fit_line(points)
+    return average_over_inputs(CallCost(per_call, per_output, total_outputs, total_seconds), others, weights, clock,
+                               target, n)
+
+
+def _fit_line(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """``(per_call, per_output)`` through the last two ``(outputs, seconds)`` points, or the whole
+    last call charged per output when they do not give a positive slope and intercept (or there is
+    one point)."""
     n2, t2 = points[-1]
     if len(points) >= 2:
         n1, t1 = points[-2]
         slope = (t2 - t1) / (n2 - n1)
         if slope > 0.0 and t2 - slope * n2 >= 0.0:
-            return CallCost(t2 - slope * n2, slope, total_outputs, total_seconds)
-    return CallCost(0.0, t2 / n2, total_outputs, total_seconds)
+            return t2 - slope * n2, slope
+    return 0.0, t2 / n2
+
+
+def average_over_inputs(cost: CallCost, others: Sequence[Callable[[int], Any]], weights: Sequence[float] | None,
+                        clock: Callable[[], float], target: float, largest: int) -> CallCost:
+    """``cost`` (fitted on the first input) averaged with the cost of each of ``others`` (the same
+    mechanism on the audit's other inputs).
+
+    Each of ``others`` is called on ``1, 4, 16, …`` outputs until a call takes ``target / 10``
+    seconds or reaches the size that ``cost`` predicts to take that long on the first input (at
+    most ``largest``), and at least twice; ``per_call + per_output · n`` is fitted through its last
+    two calls as in :func:`time_pilot`, so an input costs a few tenths of the pilot at most even
+    when it is far slower than the first. The result is the mean of the inputs' lines under
+    ``weights`` (one per input, the first input first; default equal): the expected cost of a
+    call on an input drawn as often as the audit samples it.
+
+    >>> ticks = iter([0.0, 0.04, 0.04, 0.2])          # the second input: 0.04 s per output, 4 times the first
+    >>> cost = average_over_inputs(CallCost(0.0, 0.01, 100, 1.0), [lambda n: None], None,
+    ...                            lambda: next(ticks), target=1.0, largest=100)
+    >>> round(cost.per_output, 9), cost.inputs
+    (0.025, 2)
+    """
+    if not others:
+        return cost
+    weights = [1.0] * (len(others) + 1) if weights is None else [float(w) for w in weights]
+    if len(weights) != len(others) + 1 or min(weights) < 0.0 or sum(weights) <= 0.0:
+        raise ValueError(f"weights must be {len(others) + 1} non-negative numbers, not all 0, got {weights!r}")
+    goal = target / 10.0
+    size = largest if cost.per_output <= 0.0 else math.ceil((goal - cost.per_call) / cost.per_output)
+    size = min(max(size, 1), largest)
+    lines, outputs, seconds = [(cost.per_call, cost.per_output)], 0, 0.0
+    for other in others:
+        points: list[tuple[int, float]] = []
+        n = 1
+        while True:
+            began = clock()
+            other(n)
+            points.append((n, max(clock() - began, 0.0)))
+            outputs, seconds = outputs + n, seconds + points[-1][1]
+            if len(points) >= 2 and (points[-1][1] >= goal or n >= size):
+                break
+            n = min(4 * n, size) if n < size else 4 * n
+        lines.append(_fit_line(points))
+    total = sum(weights)
+    per_call = sum(w * line[0] for w, line in zip(weights, lines)) / total
+    per_output = sum(w * line[1] for w, line in zip(weights, lines)) / total
+    return CallCost(per_call, per_output, cost.pilot_outputs + outputs, cost.pilot_seconds + seconds, len(lines))
 
 
 def available_cores() -> int:

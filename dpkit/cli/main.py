@@ -11,12 +11,14 @@ included) ends in one line on stderr and exit code 130.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from dpkit import commands  # free: the command modules load on first use, inside main's Ctrl-C handler
 
-__all__ = ["EXTRA_COMMANDS", "main"]
+__all__ = ["EXTRA_COMMANDS", "main", "run_process"]
 
 EXTRA_COMMANDS = {
     "report": ("dpkit.cli.report",
@@ -39,5 +41,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def run_process() -> NoReturn:
+    """The process entry point (the ``dpkit`` script, ``python -m dpkit.cli.main``): exit with
+    :func:`main`'s code.
+
+    An interrupted run (130) leaves through ``os._exit`` once its streams are flushed: CPython
+    remembers a ``KeyboardInterrupt`` that crossed some of its C entry points while modules were
+    being imported, even one that dpkit then caught, and would end the process by SIGINT
+    (status −2) instead of the documented 130. Nothing is left to run: nothing was written.
+    """
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run_process()

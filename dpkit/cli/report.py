@@ -25,6 +25,7 @@ from typing import Any
 from dpkit.commands import strict_json
 from dpkit.report import RerunPolicy, check_out_dir, load_document, write_report
 from dpkit.report.ledger_accounting import PLD_TARGET_WIDTH
+from dpkit.report.rerun import MAX_ARGV_BYTES, MAX_ARGV_TOKENS
 from dpkit.report.sandbox import DEFAULT_TIMEOUT
 
 
@@ -35,7 +36,9 @@ def register(subparsers: Any) -> None:
         description="Write a reproducibility report from the JSON printed by dpkit epsilon/calibrate/train/audit --json. "
                     "Unless --no-rerun is given, each document's recorded command is checked by dpkit's own parser "
                     "and re-executed in a child process (stdin closed, a time limit, a fresh temporary directory; "
-                    "options that write are removed, files it reads must lie inside the current directory). A "
+                    "options that write are removed; files it reads must lie inside the current directory and "
+                    "are copied into the sandbox, no symbolic link followed, no hard link read; an argv over "
+                    f"{MAX_ARGV_TOKENS} tokens or {MAX_ARGV_BYTES >> 10} KiB is not rerun). A "
                     "document is data: a rerun that would import code it names (audit --mechanism module:function, "
                     "--pairs module:NAME) is skipped unless you trust that module with --trust-module NAME; the report "
                     "says which reruns it skipped. "

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
+
+import numpy as np
 
 from dpkit import accounting
 from dpkit.accounting.events import (
@@ -99,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, calibrating: bool) -> None
     acc.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp", help="accountant (default rdp)")
     acc.add_argument("--target-width", type=float, metavar="W",
                      help="PLD only: refine the grid until the certified interval [lower, upper] of epsilon is at "
-                          "most W wide (default 1e-3); the width reached is printed")
+                          "most W wide (default 1e-4); the width reached is printed")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 
@@ -224,10 +227,38 @@ def make_event_factory(args: argparse.Namespace) -> Callable[[float], PrivacyEve
     return make
 
 
+MAX_COUNT = 2**63 - 1
+"""Most repetitions (``--count``, DP-SGD steps) the commands account for: an int64, far past any run."""
+
+FLOAT_OPTIONS = ("sigma", "scale", "epsilon0", "sensitivity", "rate", "delta", "target_width", "repeat_mean",
+                 "repeat_shape", "epsilon", "rtol", "noise_multiplier", "epochs")
+"""The float options of ``epsilon``, ``calibrate``, ``dpsgd`` and ``train``, checked by :func:`check_numbers`."""
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Refuse a NaN, an infinity or a subnormal number (0 < |x| < 2.2e-308) in any float option, naming
+    it: no such option means anything there, and a subnormal one divides to infinity."""
+    for name in FLOAT_OPTIONS:
+        value = getattr(args, name, None)
+        if isinstance(value, float) and (not math.isfinite(value) or 0.0 < abs(value) < sys.float_info.min):
+            option = "--" + name.replace("_", "-")
+            raise ValueError(f"{option} must be a number, finite and not subnormal (0 or at least "
+                             f"{sys.float_info.min:.4g} in magnitude), got {option}={value!r}")
+
+
+def quiet_float_warnings() -> ContextManager[Any]:
+    """numpy's floating-point warnings off while a command computes: an extreme but valid input (a
+    sensitivity of 1e308) may overflow inside an accountant, which then answers the trivial bound
+    with a note, or raises on a NaN (:mod:`dpkit.accounting.base`); a raw ``RuntimeWarning`` beside
+    that answer would only be noise."""
+    return np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore")
+
+
 def check_common(args: argparse.Namespace) -> None:
     """Validate options that argparse cannot (mechanism-specific ones)."""
-    if args.count < 1:
-        raise ValueError(f"count must be an integer >= 1, got count={args.count}")
+    check_numbers(args)
+    if not 1 <= args.count <= MAX_COUNT:
+        raise ValueError(f"--count must be an integer in [1, 2**63 - 1], got --count={args.count:g}")
     if args.mechanism != "randomized-response" and args.k != 2:
         raise ValueError("--k applies to --mechanism randomized-response only")
     if args.mechanism == "randomized-response" and args.sensitivity != 1.0:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 from dpkit._validation import check_open_unit, check_positive
@@ -62,6 +63,10 @@ def _calibrate(args: argparse.Namespace) -> CalibrationResult:
         lower, upper, increasing = common.peer.bracket(args, epsilon)
     else:
         lower, upper, increasing = epsilon / args.count, epsilon * 4.0, False
+    if not sys.float_info.min <= lower <= upper <= sys.float_info.max:
+        raise ValueError(f"--epsilon={args.epsilon:g} at --delta={args.delta:g} puts the search for "
+                         f"--{common.parameter_name(args)} at [{lower:g}, {upper:g}], outside the normal floats: give "
+                         f"a target that needs a representable amount of noise")
     return calibrate(
         make_event,
         common.accountant_maker(args),
@@ -77,6 +82,11 @@ def _calibrate(args: argparse.Namespace) -> CalibrationResult:
 
 def run(args: argparse.Namespace) -> int:
     common.check_common(args)
+    with common.quiet_float_warnings():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     result = _calibrate(args)
     name = common.parameter_name(args)
     accounting = result.accounting

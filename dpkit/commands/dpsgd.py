@@ -99,6 +99,7 @@ def register(subparsers: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
+    common.check_numbers(args)
     for name in ("examples", "batch"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name} must be an integer >= 1, got {getattr(args, name)}")
@@ -106,6 +107,9 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError(f"--batch must be at most --examples={args.examples}, got {args.batch}")
     if not (args.epochs > 0 and math.isfinite(args.epochs)):
         raise ValueError(f"--epochs must be in (0, inf), got {args.epochs}")
+    if not args.epochs * args.examples / args.batch <= common.MAX_COUNT:
+        raise ValueError(f"--epochs x --examples / --batch (the number of steps) must be at most 2**63 - 1, got "
+                         f"{args.epochs:g} x {args.examples} / {args.batch}")
     if not 0 < args.delta < 1:
         raise ValueError(f"--delta must be in (0, 1), got {args.delta}")
     if args.noise_multiplier is not None and not (0 < args.noise_multiplier < math.inf):
@@ -314,6 +318,11 @@ def _statement_lines(args: argparse.Namespace, out: dict[str, Any]) -> list[str]
 
 def run(args: argparse.Namespace) -> int:
     _check(args)
+    with common.quiet_float_warnings():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     header = (f"DP-SGD over {args.examples} examples, {args.batch} per batch, {args.epochs:g} epochs"
               f"{', with microbatching' if args.microbatching else ''}; add-or-remove-one example; "
               f"delta = {args.delta:g}")

@@ -56,6 +56,11 @@ def _line(result: AccountingResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     common.check_common(args)
+    with common.quiet_float_warnings():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     name, value = _parameter(args)
     event = common.make_event_factory(args)(value)
     relation = common.neighbouring(args)

@@ -88,9 +88,20 @@ def write_new(path: str | os.PathLike[str], data: str | bytes, *, force: bool = 
     """Create ``path`` holding ``data``, complete or not at all.
 
     Without ``force`` the name must not exist (:class:`FileExistsError` otherwise, also when a
-    concurrent writer wins); with ``force`` an existing file is replaced atomically.
+    concurrent writer wins); with ``force`` an existing file is replaced atomically. Any other
+    :class:`OSError` (a full disk, a permission or read-only file system error) names ``path``,
+    never only the temporary file, and leaves nothing behind.
     """
-    target = Path(path)
+    try:
+        _write_new(Path(path), data, force)
+    except OSError as error:
+        if error.filename is not None and not Path(os.fsdecode(error.filename)).name.startswith(TEMP_PREFIX):
+            raise
+        raise type(error)(error.errno, f"{error.strerror or error} (nothing was written)",
+                          os.fspath(path)) from None
+
+
+def _write_new(target: Path, data: str | bytes, force: bool) -> None:
     remove_stale(target.parent)
     temporary = temp_name(target)
     payload = data.encode("utf-8") if isinstance(data, str) else data

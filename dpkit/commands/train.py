@@ -20,7 +20,10 @@ the training rows with Gaussian noise charged to the run's ε (a tenth of its GD
 scaled to norm <= 1, a per-record step. The output says which was used. ``--option KEY=VALUE`` (repeatable)
 passes an algorithm option (values are read as JSON numbers/booleans where they parse, strings
 otherwise). ``--out FILE`` writes the full result (model and history included) atomically; an
-existing file is kept unless ``--force`` is given, and the path is checked before training.
+existing file is kept unless ``--force`` is given, and the path is checked before training. The
+result is printed first: if the file cannot be written after all (a full disk, a permission or
+read-only file system error), the error names the path, nothing is left behind, and the exit
+code is 1.
 
 Everything printed and written is covered by the printed ε, except the *diagnostics*: numbers
 computed on the private training rows without noise (per-round training risk and dual sums, the
@@ -68,6 +71,7 @@ from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.substrate.result import TrainingResult
 from dpkit.algorithms import train
 from dpkit.commands import strict_json
+from dpkit.commands._accounting_args import check_numbers
 from dpkit.commands.files import temp_name, write_new
 from dpkit.commands.option_names import options_named
 
@@ -98,6 +102,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--no-scaling", action="store_true",
                         help="use a --data file's columns as given (default: ranges estimated from the training rows "
                              "with noise, charged to epsilon)")
+    parser.add_argument("--clip-quantile", type=float, metavar="Q",
+                        help="with the default private scaling of a --data file: clip each column at private estimates "
+                             "of its (1-Q)- and Q-quantiles (exponential mechanism, charged to epsilon), for "
+                             "heavy-tailed columns; Q in (0.5, 1), e.g. 0.95")
     parser.add_argument("--encoding", default="104", choices=ADULT_VARIANTS, help="Adult encoding (d; default 104)")
     parser.add_argument("--epsilon", type=float, help="total privacy budget epsilon of the run (private algorithms)")
     parser.add_argument("--delta", type=float, help="total delta (default: the algorithm's)")
@@ -146,7 +154,7 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 OPTION_OF = {"n_train": "--n-train", "epsilon": "--epsilon", "delta": "--delta", "agents": "--agents",
              "iterations": "--iterations", "seed": "--seed", "graph": "--graph", "edges": "--edges",
-             "variant": "--variant"}
+             "variant": "--variant", "clip_quantile": "--clip-quantile"}
 """The option of each :func:`dpkit.algorithms.train` argument, for error messages."""
 
 
@@ -171,6 +179,7 @@ def check_out(path: str | None, force: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_numbers(args)
     check_out(args.out, args.force)
     options = parse_options(args.option)
     label = args.label
@@ -204,20 +213,32 @@ def _run(args: argparse.Namespace, options: dict[str, Any], label: Any, bounds: 
         with options_named(OPTION_OF):
             result = train(args.algorithm, data, epsilon=args.epsilon, delta=args.delta, agents=args.agents,
                            iterations=args.iterations, seed=args.seed, n_train=args.n_train, graph=args.graph,
-                           edges=args.edges, variant=args.variant, progress=tick, **options)
+                           edges=args.edges, variant=args.variant, progress=tick, clip_quantile=args.clip_quantile,
+                           **options)
     if bar is not None:
         for _ in bar:
             pass
     if read_as is not None:
         result = dataclasses.replace(result, config={**result.config, "data_read_as": read_as})
     full = result.to_dict(diagnostics=args.diagnostics)
-    if args.out:
-        write_new(args.out, strict_json.dumps(full, indent=1), force=args.force)
     if args.json:
         print(strict_json.dumps({k: v for k, v in full.items() if k not in SUMMARY_OMITS}))
-        return 0
-    print(summary(result, diagnostics=args.diagnostics))
+    else:
+        print(summary(result, diagnostics=args.diagnostics))
+    if args.out:
+        _write_out(args.out, strict_json.dumps(full, indent=1), args.force)
     return 0
+
+
+def _write_out(path: str, text: str, force: bool) -> None:
+    """Write ``--out`` after the result was printed: an ``OSError`` (a full disk, a permission or
+    read-only file system, a concurrent writer) names the path and says the result was printed
+    (exit 1, as every run-time failure)."""
+    try:
+        write_new(path, text, force=force)
+    except OSError as error:
+        raise type(error)(error.errno, f"{error.strerror or error}; the result was printed above, not saved to --out",
+                          path) from None
 
 
 def parse_bounds(text: str) -> list[float | tuple[float, float]]:

@@ -1,13 +1,16 @@
 """Load and contain the user's own code named ``module:NAME`` or ``path/to/file.py:NAME`` on the
 command line (``dpkit audit --mechanism``, ``--pairs``).
 
-Containment (:class:`UserFunction`, :func:`call_user`): while the user's function runs, what it
-prints goes to stderr (so ``--json`` output stays one JSON object with its provenance), and a
-``SystemExit`` or ``KeyboardInterrupt`` it raises becomes a :class:`UserCodeExit` (exit code 1,
-one line naming the function); a real Ctrl-C (:func:`note_interrupt`, installed by the command
-line) still interrupts. ``os._exit`` in the user's code ends the process at once and cannot be
-contained in-process: run such code with ``--workers 2`` or more, where a worker's death is
-reported as an error.
+Containment. While the user's code is imported and run (:func:`stdout_to_stderr`), everything
+written to standard output goes to stderr: Python's ``print``, C code writing to file
+descriptor 1, and the worker processes started meanwhile, which inherit both; so ``--json``
+output stays one JSON object with its provenance. A ``SystemExit`` or ``KeyboardInterrupt`` the
+user's function raises (:class:`UserFunction`, :func:`call_user`) becomes a :class:`UserCodeExit`
+(exit code 1, one line naming the function); a real Ctrl-C (:func:`install_interrupt_note`,
+installed by the command line) still interrupts. ``os._exit``, a fatal signal or a crash in C
+code ends the process at once and cannot be contained in-process: run such code with
+``--workers 2`` or more, where the pilot and every batch run in worker processes and a worker's
+death is reported as an error naming the function and the signal or exit code.
 
 Like ``python -m``, the current directory is importable: a module beside the user is found
 without ``PYTHONPATH``. The directory is put first on ``sys.path`` (so, as with ``python -m``,
@@ -22,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
-import io
 import os
 import signal
 import sys
@@ -32,7 +34,7 @@ from typing import Any, Callable, Iterator
 
 from dpkit.commands.errors import UserCodeError
 
-__all__ = ["UserCodeExit", "UserFunction", "call_user", "current_directory_importable", "diverted_stdout",
+__all__ = ["UserCodeExit", "UserFunction", "call_user", "current_directory_importable", "stdout_to_stderr",
            "install_interrupt_note", "load_attribute", "split_spec"]
 
 
@@ -41,7 +43,6 @@ class UserCodeExit(UserCodeError):
 
 
 _REAL_INTERRUPT = threading.Event()
-_inside = threading.local()
 
 
 def _on_sigint(_signum: int, _frame: Any) -> None:
@@ -56,44 +57,37 @@ def install_interrupt_note() -> None:
         signal.signal(signal.SIGINT, _on_sigint)
 
 
-class _DivertingStdout(io.TextIOBase):
-    """``sys.stdout`` while user code may run: writes from inside the user's function go to stderr."""
-
-    def __init__(self, normal: Any):
-        self.normal = normal
-
-    def _target(self) -> Any:
-        return sys.stderr if getattr(_inside, "depth", 0) else self.normal
-
-    def write(self, text: str) -> int:
-        return self._target().write(text)
-
-    def flush(self) -> None:
-        self._target().flush()
-
-    def writable(self) -> bool:
-        return True
-
-
 @contextlib.contextmanager
-def diverted_stdout() -> Iterator[None]:
-    """For the duration, anything printed from inside :func:`call_user` goes to stderr (thread-safe)."""
-    if isinstance(sys.stdout, _DivertingStdout):
-        yield
-        return
+def stdout_to_stderr() -> Iterator[None]:
+    """For the duration, standard output goes to stderr: ``sys.stdout`` is ``sys.stderr`` and file
+    descriptor 1 a duplicate of descriptor 2 (so C code and the worker processes started meanwhile
+    write there too); afterwards both are what they were, for the command's own output."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    saved_fd: int | None = None
+    try:
+        saved_fd = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no descriptor 1 or 2 (a daemon, a test harness): Python's own streams only
+        if saved_fd is not None:
+            os.close(saved_fd)
+        saved_fd = None
     saved = sys.stdout
-    sys.stdout = _DivertingStdout(saved)
+    sys.stdout = sys.stderr
     try:
         yield
     finally:
-        if isinstance(sys.stdout, _DivertingStdout):
-            sys.stdout = saved
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        sys.stdout = saved
+        if saved_fd is not None:
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
 
 
 def call_user(function: Callable[..., Any], label: str, *args: Any) -> Any:
-    """``function(*args)``, its prints going to stderr under :func:`diverted_stdout`; ``SystemExit`` and
-    a ``KeyboardInterrupt`` that is not a real Ctrl-C become :class:`UserCodeExit` naming ``label``."""
-    _inside.depth = getattr(_inside, "depth", 0) + 1
+    """``function(*args)``; ``SystemExit`` and a ``KeyboardInterrupt`` that is not a real Ctrl-C become
+    :class:`UserCodeExit` naming ``label``."""
     try:
         return function(*args)
     except SystemExit as exit_:
@@ -102,8 +96,6 @@ def call_user(function: Callable[..., Any], label: str, *args: Any) -> Any:
         if _REAL_INTERRUPT.is_set():
             raise
         raise UserCodeExit(f"{label} raised KeyboardInterrupt; user code must return, not interrupt") from None
-    finally:
-        _inside.depth -= 1
 
 
 _DPKIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

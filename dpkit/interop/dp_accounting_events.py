@@ -29,6 +29,14 @@ in the safe direction; every other round trip is exact, except that ``ComposedDp
 ``SelfComposedDpEvent(e, 0)`` and ``RandomizedResponseDpEvent(1, k)``, which do nothing, come
 back as ``NoOpDpEvent()``, and a one-tree ``step_counts=[T]`` comes back as the scalar ``T``.
 
+Numbers are checked first, under dp_accounting's field names: a zero, negative, infinite, NaN
+or subnormal noise parameter, probability, mean or shape raises ``ValueError`` naming the event
+kind and the field (``GaussianDpEvent.noise_multiplier must be in (0, inf) ...``), never a
+``ZeroDivisionError`` or ``OverflowError``; only ``RepeatAndSelectDpEvent(shape=+inf)`` means
+"Poisson" (``shape=None``), ``-inf`` is refused. Events nested more than :data:`MAX_DEPTH` (100)
+levels deep raise ``ValueError`` naming that limit, in both directions, instead of
+``RecursionError``.
+
 Refused by name (:class:`UnconvertibleEventError`): dp_accounting's ``UnsupportedDpEvent``,
 ``SampledWithReplacementDpEvent``, ``MixtureOfGaussiansDpEvent``,
 ``TruncatedSubsampledGaussianDpEvent`` and ``ZCDpEvent`` with ξ ≠ 0; and the dpkit events that
@@ -39,6 +47,8 @@ mechanism, sparse vector, shuffling, parallel composition, objective perturbatio
 from __future__ import annotations
 
 import math
+import numbers
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -58,7 +68,10 @@ from dpkit.accounting.events import (
     ZCDPEvent,
 )
 
-__all__ = ["UnconvertibleEventError", "from_dp_accounting", "to_dp_accounting"]
+__all__ = ["MAX_DEPTH", "UnconvertibleEventError", "from_dp_accounting", "to_dp_accounting"]
+
+MAX_DEPTH = 100
+"""Deepest nesting of events the converters follow (sampling, composition and repetition each add a level)."""
 
 NO_OP = ComposedEvent(())
 """dpkit's no-op: the empty composition (zero privacy loss in every accountant)."""
@@ -97,6 +110,42 @@ def _ratio_up(numerator: float, denominator: float) -> float:
     return value
 
 
+def _too_deep(depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise ValueError(f"event is nested more than MAX_DEPTH = {MAX_DEPTH} levels deep (sampling, composition and "
+                         f"repetition each add one); the converters follow at most {MAX_DEPTH}")
+
+
+_NORMAL_MIN = sys.float_info.min
+
+
+def _real(kind: str, field: str, value: Any, low: float, high: float, *, low_open: bool = True,
+          high_open: bool = True) -> float:
+    """``value`` of the field ``kind.field`` as a float in the interval [low, high] (ends open as
+    told) that is not subnormal; ``ValueError``/``TypeError`` naming the field otherwise."""
+    allowed = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{kind}.{field} must be a number in {allowed}, got {field}={value!r}")
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond the floats
+        number = math.copysign(math.inf, value)
+    inside = (low < number if low_open else low <= number) and (number < high if high_open else number <= high)
+    if not inside or 0.0 < abs(number) < _NORMAL_MIN:
+        raise ValueError(f"{kind}.{field} must be in {allowed} and not subnormal (below {_NORMAL_MIN:.4g} in "
+                         f"magnitude), got {field}={value!r}")
+    return number
+
+
+def _whole(kind: str, field: str, value: Any, low: int) -> int:
+    """``value`` of the field ``kind.field`` as an integer in [low, largest float] (accountants multiply
+    by it in floating point); ``ValueError`` naming the field otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= sys.float_info.max:
+        raise ValueError(f"{kind}.{field} must be an integer in [{low}, {sys.float_info.max:.4g}], got "
+                         f"{field}={value!r}")
+    return int(value)
+
+
 # --------------------------------------------------------------------------- dp_accounting -> dpkit
 
 
@@ -112,10 +161,18 @@ def from_dp_accounting(event: Any) -> PrivacyEvent:
     ------
     UnconvertibleEventError
         For a kind dpkit has no event for (named in the message).
+    ValueError
+        For a field out of range (zero, infinite, NaN, subnormal, ...), named as ``Kind.field``;
+        or nesting deeper than :data:`MAX_DEPTH`.
     TypeError
         If ``event`` is not a dp_accounting ``DpEvent``.
     """
-    dp = _dp_event_module()
+    return _from(event, _dp_event_module(), 0)
+
+
+def _from(event: Any, dp: Any, depth: int) -> PrivacyEvent:
+    """:func:`from_dp_accounting` of ``event`` nested ``depth`` levels deep."""
+    _too_deep(depth)
     if not isinstance(event, dp.DpEvent):
         raise TypeError(f"event must be a dp_accounting DpEvent, got event={event!r}")
     kind = type(event).__name__
@@ -124,36 +181,45 @@ def from_dp_accounting(event: Any) -> PrivacyEvent:
     if isinstance(event, dp.NonPrivateDpEvent):
         return NonPrivateEvent()
     if isinstance(event, dp.GaussianDpEvent):
-        return GaussianEvent(sigma=event.noise_multiplier)
+        return GaussianEvent(sigma=_real(kind, "noise_multiplier", event.noise_multiplier, 0.0, math.inf))
     if isinstance(event, dp.LaplaceDpEvent):
-        return LaplaceEvent(scale=event.noise_multiplier)
+        return LaplaceEvent(scale=_real(kind, "noise_multiplier", event.noise_multiplier, 0.0, math.inf))
     if isinstance(event, dp.DiscreteLaplaceDpEvent):
         # P(x) ∝ exp(−a|x|) is dpkit's exp(−|x|/b) with b = 1/a, rounded down (more privacy loss).
-        return DiscreteLaplaceEvent(scale=_ratio_down(1.0, event.noise_parameter), sensitivity=event.sensitivity)
+        a = _real(kind, "noise_parameter", event.noise_parameter, 0.0, math.inf)
+        return DiscreteLaplaceEvent(scale=_ratio_down(1.0, a), sensitivity=event.sensitivity)
     if isinstance(event, dp.RandomizedResponseDpEvent):
         return _randomized_response_from(event)
     if isinstance(event, dp.ZCDpEvent):
-        if event.xi != 0:
-            raise UnconvertibleEventError(kind, f"xi = {event.xi} != 0 (dpkit's ZCDPEvent is (0, rho)-zCDP)")
-        return ZCDPEvent(rho=event.rho)
+        xi = _real(kind, "xi", event.xi, -math.inf, math.inf)
+        if xi != 0:
+            raise UnconvertibleEventError(kind, f"xi = {xi} != 0 (dpkit's ZCDPEvent is (0, rho)-zCDP)")
+        return ZCDPEvent(rho=_real(kind, "rho", event.rho, 0.0, math.inf, low_open=False))
     if isinstance(event, dp.SingleEpochTreeAggregationDpEvent):
         steps = event.step_counts
-        return TreeAggregationEvent(sigma=event.noise_multiplier,
+        return TreeAggregationEvent(sigma=_real(kind, "noise_multiplier", event.noise_multiplier, 0.0, math.inf),
                                     step_counts=tuple(steps) if isinstance(steps, (list, tuple)) else (steps,))
     if isinstance(event, dp.PoissonSampledDpEvent):
-        return PoissonSampledEvent(from_dp_accounting(event.event), rate=event.sampling_probability)
+        rate = _real(kind, "sampling_probability", event.sampling_probability, 0.0, 1.0, high_open=False)
+        return PoissonSampledEvent(_from(event.event, dp, depth + 1), rate=rate)
     if isinstance(event, dp.SampledWithoutReplacementDpEvent):
-        return SampledWithoutReplacementEvent(from_dp_accounting(event.event), sample_size=event.sample_size,
-                                              population_size=event.source_dataset_size)
+        sample_size = _whole(kind, "sample_size", event.sample_size, 1)
+        population = _whole(kind, "source_dataset_size", event.source_dataset_size, sample_size)
+        return SampledWithoutReplacementEvent(_from(event.event, dp, depth + 1), sample_size=sample_size,
+                                              population_size=population)
     if isinstance(event, dp.SelfComposedDpEvent):
-        if event.count == 0:
-            return NO_OP
-        return SelfComposedEvent(from_dp_accounting(event.event), count=event.count)
+        count = _whole(kind, "count", event.count, 0)
+        inner = _from(event.event, dp, depth + 1)
+        return NO_OP if count == 0 else SelfComposedEvent(inner, count=count)
     if isinstance(event, dp.ComposedDpEvent):
-        return ComposedEvent(tuple(from_dp_accounting(e) for e in event.events))
+        return ComposedEvent(tuple(_from(e, dp, depth + 1) for e in event.events))
     if isinstance(event, dp.RepeatAndSelectDpEvent):
-        shape = None if math.isinf(event.shape) else event.shape
-        return RepeatAndSelectEvent(from_dp_accounting(event.event), mean=event.mean, shape=shape)
+        mean = _real(kind, "mean", event.mean, 0.0, math.inf)
+        shape = event.shape
+        if not (isinstance(shape, numbers.Real) and shape == math.inf):  # +inf alone means Poisson (shape=None)
+            shape = _real(kind, "shape", shape, 0.0, math.inf, low_open=False, high_open=False)
+        return RepeatAndSelectEvent(_from(event.event, dp, depth + 1), mean=mean,
+                                    shape=None if shape == math.inf else shape)
     raise UnconvertibleEventError(kind, _NO_DPKIT_COUNTERPART.get(kind, "dpkit has no event for it"))
 
 
@@ -168,13 +234,20 @@ _NO_DPKIT_COUNTERPART = {
 def _randomized_response_from(event: Any) -> PrivacyEvent:
     """dp_accounting's RR keeps the input with probability 1 − p and otherwise outputs a uniform
     bucket of k: P(keep)/P(other) = (1 − p + p/k)/(p/k), so ε = log(1 + k(1 − p)/p)."""
-    p, k = event.noise_parameter, event.num_buckets
+    kind = "RandomizedResponseDpEvent"
+    p, k = _real(kind, "noise_parameter", event.noise_parameter, 0.0, 1.0, low_open=False, high_open=False), \
+        event.num_buckets
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 2 <= k <= 2**53:
+        raise ValueError(f"{kind}.num_buckets must be an integer in [2, 2**53], got num_buckets={k!r}")
     if p == 1:
         return NO_OP
     if p == 0:
-        raise UnconvertibleEventError("RandomizedResponseDpEvent",
-                                      "noise_parameter = 0 releases the input (not private for any finite epsilon)")
-    epsilon = math.nextafter(math.log1p(k * (1.0 - p) / p) * (1.0 + 2.0**-50), math.inf)
+        raise UnconvertibleEventError(kind, "noise_parameter = 0 releases the input (not private for any finite epsilon)")
+    ratio = k * (1.0 - p) / p
+    # past the floats (p near the smallest normal), log(k(1 − p)) − log(p): p/(k(1 − p)) < 1e-290 is lost
+    # in the rounding, which the factor and the step up cover
+    exact = math.log1p(ratio) if math.isfinite(ratio) else math.log(k * (1.0 - p)) - math.log(p)
+    epsilon = math.nextafter(exact * (1.0 + 2.0**-50), math.inf)
     return RandomizedResponseEvent(epsilon=epsilon, k=k)
 
 
@@ -193,10 +266,17 @@ def to_dp_accounting(event: PrivacyEvent) -> Any:
     ------
     UnconvertibleEventError
         For a dpkit event dp_accounting has no event for (named in the message).
+    ValueError
+        For nesting deeper than :data:`MAX_DEPTH`.
     """
+    return _to(event, _dp_event_module(), 0)
+
+
+def _to(event: PrivacyEvent, dp: Any, depth: int) -> Any:
+    """:func:`to_dp_accounting` of ``event`` nested ``depth`` levels deep."""
+    _too_deep(depth)
     if not isinstance(event, PrivacyEvent):
         raise TypeError(f"event must be a dpkit PrivacyEvent, got event={event!r}")
-    dp = _dp_event_module()
     if event == NO_OP:
         return dp.NoOpDpEvent()
     if isinstance(event, NonPrivateEvent):
@@ -219,15 +299,15 @@ def to_dp_accounting(event: PrivacyEvent) -> Any:
         return dp.SingleEpochTreeAggregationDpEvent(noise_multiplier=_ratio_down(event.sigma, event.sensitivity),
                                                     step_counts=steps[0] if len(steps) == 1 else list(steps))
     if isinstance(event, PoissonSampledEvent):
-        return dp.PoissonSampledDpEvent(sampling_probability=event.rate, event=to_dp_accounting(event.event))
+        return dp.PoissonSampledDpEvent(sampling_probability=event.rate, event=_to(event.event, dp, depth + 1))
     if isinstance(event, SampledWithoutReplacementEvent):
         return dp.SampledWithoutReplacementDpEvent(source_dataset_size=event.population_size,
-                                                   sample_size=event.sample_size, event=to_dp_accounting(event.event))
+                                                   sample_size=event.sample_size, event=_to(event.event, dp, depth + 1))
     if isinstance(event, SelfComposedEvent):
-        return dp.SelfComposedDpEvent(event=to_dp_accounting(event.event), count=event.count)
+        return dp.SelfComposedDpEvent(event=_to(event.event, dp, depth + 1), count=event.count)
     if isinstance(event, ComposedEvent):
-        return dp.ComposedDpEvent(events=[to_dp_accounting(e) for e in event.events])
+        return dp.ComposedDpEvent(events=[_to(e, dp, depth + 1) for e in event.events])
     if isinstance(event, RepeatAndSelectEvent):
         shape = math.inf if event.shape is None else event.shape
-        return dp.RepeatAndSelectDpEvent(event=to_dp_accounting(event.event), mean=event.mean, shape=shape)
+        return dp.RepeatAndSelectDpEvent(event=_to(event.event, dp, depth + 1), mean=event.mean, shape=shape)
     raise UnconvertibleEventError(type(event).__name__, f"dp_accounting has no event for dpkit's {event.kind!r} events")

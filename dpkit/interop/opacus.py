@@ -113,7 +113,7 @@ class DpkitAccountant:
     >>> pld = DpkitAccountant(); pld.history = acc.history
     >>> result = pld.get_result(1e-5)
     >>> round(result.epsilon_lower, 3), round(result.epsilon, 3)
-    (1.515, 1.516)
+    (1.515, 1.515)
 
     ``batching`` is how the data loader forms batches (see the module's docstring):
     ``"poisson"`` (default), ``"random-allocation"`` or ``"shuffle"``. For the last two, each

@@ -8,7 +8,6 @@ if the reader trusts its module (see :mod:`dpkit.report.sandbox`).
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from typing import Any, Mapping, Sequence
@@ -50,6 +49,14 @@ RERUNNABLE = ("epsilon", "calibrate", "train", "audit", "dpsgd")
 #: only; the parser refuses abbreviations) and refused if they survive.
 WRITING_OPTIONS = ("out",)
 
+#: Most tokens a recorded argv may have for a rerun: dpkit's commands need well under a hundred, and
+#: the parser's time grows with the square of the number of options (argparse looks for the next
+#: option from each one, in the standard library), so 4,096 tokens parse in a second or two at most.
+MAX_ARGV_TOKENS = 4096
+
+#: Most bytes (UTF-8, one separator per token) a recorded argv may have for a rerun.
+MAX_ARGV_BYTES = 256 * 1024
+
 #: Options removed from a recorded argv: those that write, and ``--workers`` (a rerun uses the
 #: command's default, at most one process per available core; the numbers do not depend on it).
 STRIPPED_OPTIONS = (*WRITING_OPTIONS, "workers")
@@ -70,19 +77,35 @@ def _strip_out(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def check_argv_size(argv: Sequence[str]) -> None:
+    """Refuse an argv of more than :data:`MAX_ARGV_TOKENS` tokens or :data:`MAX_ARGV_BYTES` bytes, before any
+    parsing (a ``ValueError`` of one line)."""
+    if len(argv) > MAX_ARGV_TOKENS:
+        raise ValueError(f"the document's argv has {len(argv)} tokens, more than the {MAX_ARGV_TOKENS} a rerun "
+                         f"accepts; refusing to rerun it")
+    size = 0
+    for arg in argv:
+        size += len(arg.encode("utf-8", "surrogatepass")) + 1 if isinstance(arg, str) else 0
+        if size > MAX_ARGV_BYTES:
+            raise ValueError(f"the document's argv is longer than the {MAX_ARGV_BYTES >> 10} KiB a rerun accepts; "
+                             f"refusing to rerun it")
+
+
 def checked_argv(argv: Sequence[str], command: str | None = None) -> tuple[list[str], Any]:
     """The argv a rerun executes, and its parsed options, after the safety checks.
 
-    ``argv[0]`` must be ``command`` (the document's recorded command) and one of
-    :data:`RERUNNABLE`; write options (``--out``) are removed, and the rest must parse with
-    the current command line and leave no option that writes.
+    The argv's size is checked first (:func:`check_argv_size`); ``argv[0]`` must be ``command``
+    (the document's recorded command) and one of :data:`RERUNNABLE`; write options (``--out``)
+    are removed, and the rest must parse with the current command line and leave no option that
+    writes.
 
     Raises
     ------
     ValueError
-        The argv names another command, ``report``/``demo``, an option that writes, or does
-        not parse (the parser's own message).
+        The argv is too long, names another command, ``report``/``demo``, an option that
+        writes, or does not parse (the parser's own message).
     """
+    check_argv_size(argv)
     argv = list(argv)
     if not argv:
         raise ValueError("the document records an empty argv")
@@ -182,9 +205,11 @@ def rerun_check(doc: Document, policy: RerunPolicy | None = None) -> tuple[dict[
     except RerunSkipped as skipped:
         return {"performed": False, "matched": None, "fields": [], "skipped": skipped.modules,
                 "allow": skipped.allow, "reason": str(skipped)}, None
-    except (ValueError, TypeError, json.JSONDecodeError) as error:
+    except Exception as error:  # noqa: BLE001  (one document's rerun never stops the report of the others)
         text = str(error)  # one line, short: a document's 50 MB argument is not echoed back
         text = text.splitlines()[0] if text.strip() else type(error).__name__
+        if not isinstance(error, (ValueError, TypeError)):
+            text = f"the rerun could not be performed ({type(error).__name__}: {text})"
         return {"performed": True, "matched": False, "fields": [],
                 "error": text if len(text) <= MAX_ERROR else text[:MAX_ERROR - 3] + "..."}, None
     fields = []

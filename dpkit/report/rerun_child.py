@@ -1,8 +1,9 @@
-"""The child process of a report's rerun: ``python -m dpkit.report.rerun_child SPEC``.
+"""The child process of a report's rerun: ``python -m dpkit.report.rerun_child SPEC_FILE``.
 
 Started by :func:`dpkit.report.sandbox.run_in_child` in a fresh temporary directory with stdin
-closed. ``SPEC`` is a JSON object: ``argv`` (checked by the parent), ``modules`` (the trusted
-modules it imports) and ``paths`` (the ``--trust-path`` directories). The trusted modules are
+closed. ``SPEC_FILE`` holds a JSON object (in a file, so a long argv meets no limit of the command
+line): ``argv`` (checked by the parent), ``modules`` (the trusted modules it imports) and
+``paths`` (the ``--trust-path`` directories). The trusted modules are
 imported first, from ``paths`` and the installed environment only (the working directory is
 not on ``sys.path``); the command then finds them already imported, although it makes its
 working directory importable. Prints what ``dpkit <argv>`` prints; exits with its exit code.
@@ -21,7 +22,8 @@ from dpkit import commands  # free: the command runner loads on first use, after
 def import_trusted(module: str, command: str) -> int:
     """Import ``module``; 0, or the exit code after a one-line error on stderr."""
     try:
-        importlib.import_module(module)
+        with commands.user_code.stdout_to_stderr():  # what it prints goes to stderr: stdout is the command's JSON
+            importlib.import_module(module)
         return 0
     except ModuleNotFoundError as error:
         if error.name and (module == error.name or module.startswith(error.name + ".")):
@@ -38,8 +40,9 @@ def import_trusted(module: str, command: str) -> int:
     return 1
 
 
-def main(spec_text: str) -> int:
-    spec = json.loads(spec_text)
+def main(spec_file: str) -> int:
+    with open(spec_file, encoding="utf-8") as handle:
+        spec = json.load(handle)
     work = os.getcwd()
     sys.path[:] = [*spec["paths"], *(p for p in sys.path if p and os.path.abspath(p) != work)]
     command = f"dpkit {spec['argv'][0]}"

@@ -8,14 +8,16 @@ options only), and:
   or any ``module:NAME`` token in the argv) runs only if the reader allowed that module by name
   (:attr:`RerunPolicy.trusted_modules`, ``--trust-module NAME``); otherwise the rerun is
   skipped (:class:`RerunSkipped`) and the report says how to allow it;
-- a file the command reads (``train --data FILE``, ``audit --pairs-file FILE``) must be a
-  relative path inside the current directory (no ``..``, no absolute path, no symbolic link out
-  of it); options that write (``--out``) are removed and so is ``--workers`` (the default applies).
+- a file the command reads (``train --data FILE`` or ``FOLDER``, ``audit --pairs-file FILE``) must
+  be a relative path inside the current directory (no ``..``, no absolute path); options that
+  write (``--out``) are removed and so is ``--workers`` (the default applies).
 
-:func:`run_in_child` then runs it with ``python -m dpkit.report.rerun_child`` (a fresh
-interpreter, not a fork): stdin closed, a time limit (:attr:`RerunPolicy.timeout`), in a fresh
-temporary directory that holds only links to the files it reads. Trusted modules are imported
-from the installed environment (``sys.path``, ``PYTHONPATH`` included) or from
+:func:`run_in_child` then runs it with ``python -m dpkit.report.rerun_child SPEC_FILE`` (a fresh
+interpreter, not a fork; the argv travels in a file, not on the command line): stdin closed, a
+time limit (:attr:`RerunPolicy.timeout`), in a fresh temporary directory that holds only copies
+of the files it reads, each opened once by this process with no symbolic link followed at any
+component and written there as a new regular file (:mod:`dpkit.report.rerun_inputs`). Trusted
+modules are imported from the installed environment (``sys.path``, ``PYTHONPATH`` included) or from
 :attr:`RerunPolicy.trusted_paths` (``--trust-path DIR``), never from the document's folder, the
 current directory or the temporary directory. The sandbox confines what a *document* can ask
 for; code the reader trusts runs with the reader's rights.
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from dpkit.report.document import read_numbers
+from dpkit.report.rerun_inputs import stage_inputs
 
 #: Seconds a rerun may take before it is stopped (``dpkit report --rerun-timeout``).
 DEFAULT_TIMEOUT = 600.0
@@ -48,6 +51,9 @@ BUILTIN_DATA = ("adult", "builtin", "synthetic")
 
 #: The options of each command that name a file it reads (argparse destinations).
 FILE_OPTIONS: dict[str, tuple[str, ...]] = {"train": ("data",), "audit": ("pairs_file",)}
+
+#: The file options that may also name a folder (``train --data`` an Adult folder).
+FOLDER_OPTIONS = ("data",)
 
 #: The options of each command that name code to import (``module:NAME``).
 CODE_OPTIONS: dict[str, tuple[str, ...]] = {"audit": ("mechanism", "pairs")}
@@ -109,7 +115,7 @@ class RerunPlan:
 
     argv: list[str]
     modules: list[str]
-    inputs: list[str]
+    inputs: list[tuple[str, bool]]
 
 
 def code_modules(argv: Sequence[str], args: Any) -> list[str]:
@@ -132,15 +138,16 @@ def code_modules(argv: Sequence[str], args: Any) -> list[str]:
     return sorted(set(modules))
 
 
-def input_files(args: Any) -> list[str]:
-    """The files a rerun reads, each a relative path inside the current directory.
+def input_files(args: Any) -> list[tuple[str, bool]]:
+    """The files a rerun reads: each a relative path inside the current directory, and whether it may be
+    a folder (``train --data FOLDER``). Only the names are checked here; what they lead to is checked
+    when they are copied into the sandbox (:func:`~dpkit.report.rerun_inputs.stage_inputs`).
 
     Raises
     ------
     ValueError
-        A path is absolute, climbs out (``..`` or a symbolic link), or does not exist.
+        A path is absolute, climbs out (``..``), starts with ``~`` or is empty.
     """
-    cwd = os.path.realpath(os.getcwd())
     paths = []
     for option in FILE_OPTIONS.get(args.command, ()):
         path = getattr(args, option, None)
@@ -148,16 +155,10 @@ def input_files(args: Any) -> list[str]:
             continue
         flag = "--" + option.replace("_", "-")
         if not isinstance(path, str) or not path or "\0" in path or os.path.isabs(path) \
-                or ".." in Path(path).parts or path.startswith("~"):
+                or ".." in Path(path).parts or path.startswith("~") or not Path(path).parts:
             raise ValueError(f"the document's {flag} {path!r} is not a relative path inside the current directory; "
                              f"refusing to rerun it")
-        real = os.path.realpath(os.path.join(cwd, path))
-        if os.path.commonpath([cwd, real]) != cwd or real == cwd:
-            raise ValueError(f"the document's {flag} {path!r} leads out of the current directory; refusing to rerun it")
-        if not (os.path.isfile(real) or os.path.isdir(real)):
-            raise ValueError(f"the document's {flag} {path!r} is not a file in the current directory (a rerun reads "
-                             f"it from where `dpkit report` is run)")
-        paths.append(path)
+        paths.append((path, option in FOLDER_OPTIONS))
     return paths
 
 
@@ -179,22 +180,20 @@ def run_in_child(plan: RerunPlan, policy: RerunPolicy, *, full_result: bool = Fa
     non-finite numbers read back as floats (:func:`~dpkit.report.document.read_numbers`).
 
     With ``full_result`` (``train``), the command also writes its full result into the
-    temporary directory; it is returned under ``"_full"``.
+    temporary directory; it is returned under ``"_full"``. The files ``plan.inputs`` are copied
+    into that directory first (:func:`~dpkit.report.rerun_inputs.stage_inputs`).
 
     Raises
     ------
     ValueError
-        The rerun failed, printed no JSON object, was killed, or exceeded ``policy.timeout``
-        (one line; paths of this machine are replaced by placeholders).
+        An input was refused, or the rerun failed, printed no JSON object, was killed, or exceeded
+        ``policy.timeout`` (one line; paths of this machine are replaced by placeholders).
     """
     with tempfile.TemporaryDirectory(prefix="dpkit-rerun-") as tmp:
         work, private = Path(tmp, "work"), Path(tmp, "private")
         work.mkdir()
         private.mkdir()
-        for path in plan.inputs:  # links at the same relative path: the argv (and its config hash) is unchanged
-            link = work / path
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(os.path.realpath(path))
+        stage_inputs(plan.inputs, work)  # copies at the same relative paths: the argv and its hash are unchanged
         argv = list(plan.argv)
         if "--json" not in argv:
             argv.append("--json")
@@ -204,11 +203,13 @@ def run_in_child(plan: RerunPlan, policy: RerunPolicy, *, full_result: bool = Fa
         spec = {"argv": argv, "modules": plan.modules, "paths": list(policy.trusted_paths),
                 "empty": str(private / "empty")}
         (private / "empty").mkdir()
+        spec_file = private / "spec.json"
+        spec_file.write_text(json.dumps(spec), encoding="utf-8")  # a file, not an argument: no length limit
         env = {**os.environ, "PYTHONSAFEPATH": "1", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
         env.pop("PYTHONSTARTUP", None)
         env.pop("PYTHONINSPECT", None)
         with open(private / "stdout", "wb") as out, open(private / "stderr", "wb") as err:
-            status = _wait([sys.executable, "-m", "dpkit.report.rerun_child", json.dumps(spec)], work, env, out, err,
+            status = _wait([sys.executable, "-m", "dpkit.report.rerun_child", str(spec_file)], work, env, out, err,
                            policy.timeout)
         printed = _read(private / "stdout", MAX_OUTPUT_BYTES + 1)
         message = _last_error_line(_read(private / "stderr", 1 << 20).decode("utf-8", "replace"))
@@ -239,8 +240,11 @@ def run_in_child(plan: RerunPlan, policy: RerunPolicy, *, full_result: bool = Fa
 def _wait(command: list[str], cwd: Path, env: dict[str, str], out: Any, err: Any, timeout: float) -> int | None:
     """Run ``command`` in its own session; its exit status, or ``None`` if it was stopped at ``timeout``.
     The child and every process it started are killed on a timeout or an interrupt."""
-    child = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                             start_new_session=True)
+    try:
+        child = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                 start_new_session=True)
+    except OSError as error:
+        raise ValueError(f"the child process could not start ({error.strerror or error})") from None
     try:
         return child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

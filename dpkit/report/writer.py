@@ -197,6 +197,10 @@ def write_report(
         except MALFORMED as error:
             raise ValueError(f"cannot write the report: a document is malformed ({type(error).__name__}: "
                              f"{(str(error).splitlines() or [''])[0]})") from None
+        except OSError as error:  # a full disk reports no file name: name the report folder
+            if error.filename is not None:
+                raise
+            raise type(error)(error.errno, f"{error.strerror or error} (no report was written)", os.fspath(out)) from None
         install_folder(tmp, out, force=overwrite)
     finally:
         if tmp.exists():

@@ -515,10 +515,11 @@ def test_first_order_fallback_is_still_a_lower_bound():
 
 @pytest.mark.parametrize("sigma", [0.05, 0.025])
 def test_large_epsilon_no_overflow(sigma):
-    """Losses beyond ±709 (e^l overflows): the interval must still contain the exact value."""
+    """Losses beyond ±709 (e^l overflows): the interval must still contain the exact value. (The target
+    width is given explicitly, so that the grid is built even where exact GDP alone would answer.)"""
     from dpkit.accounting.gdp import gdp_mu_to_epsilon
 
-    acc = PLDAccountant()
+    acc = PLDAccountant(target_width=1e-3)
     acc.compose(GaussianEvent(sigma))
     result = acc.get_epsilon(1e-5)
     exact = gdp_mu_to_epsilon(1.0 / sigma, 1e-5)  # one Gaussian is exactly (1/σ)-GDP
@@ -528,8 +529,11 @@ def test_large_epsilon_no_overflow(sigma):
 
 def test_sparse_vector_is_accounted_as_its_pure_epsilon():
     """Lyu, Su & Li 2017, Thm 1: the sparse vector is (ε₁ + ε₂)-DP, whose tight PLD is binary randomized
-    response at ε₁ + ε₂ (Kairouz, Oh & Viswanath 2015): the PLD ε of k runs equals that of k RR steps."""
+    response at ε₁ + ε₂ (Kairouz, Oh & Viswanath 2015): the PLD interval of k runs equals that of k RR steps.
+    The reported ε may be lower still when another route (the RDP accountant's sparse-vector curve) is."""
     svt = PLDAccountant().compose(SparseVectorEvent(0.3, 0.2), 4).get_epsilon(1e-6)
     rr = PLDAccountant().compose(RandomizedResponseEvent(0.5), 4).get_epsilon(1e-6)
-    assert svt.epsilon == rr.epsilon
+    interval = [note for note in rr.notes if note.startswith("certified interval")]
+    assert interval and interval == [note for note in svt.notes if note.startswith("certified interval")]
+    assert svt.epsilon <= rr.epsilon
     assert svt.epsilon <= 4 * 0.5  # never worse than basic composition

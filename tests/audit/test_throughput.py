@@ -151,6 +151,45 @@ def test_a_slow_pilot_starts_workers_and_an_unpicklable_mechanism_stays_in_proce
     assert pinned.count == 1 and pinned.reason == "workers=1 (pinned)"
 
 
+class InputCostMechanism:
+    """A Laplace count whose call advances ``clock`` by ``per_call[D[0]] + per_output[D[0]] · n`` seconds:
+    its cost depends on the input."""
+
+    def __init__(self, clock: VirtualClock, per_output: dict[float, float], per_call: dict[float, float] | None = None):
+        self.clock, self.per_output, self.per_call = clock, per_output, per_call or {}
+
+    def __call__(self, db, n, rng):
+        self.clock.now += self.per_call.get(float(db[0]), 0.0) + self.per_output[float(db[0])] * n
+        return np.sum(db) + rng.laplace(scale=1.0, size=n)
+
+
+@pytest.mark.parametrize("slow_call", [0.0, 5e-3])
+def test_the_pilot_times_every_input_and_predicts_their_weighted_mean_cost(slow_call):
+    # D = [0, 1] costs 1 us per output, D' = [1, 1] 1 ms (and slow_call per call): D alone predicts a
+    # thousandth of the cost; the mean of the two lines is the cost of a call on an input drawn as the audit does
+    clock = VirtualClock()
+    runner = Runner(InputCostMechanism(clock, {0.0: 1e-6, 1.0: 1e-3}, {1.0: slow_call}), 0, clock=clock)
+    cost = runner.pilot([0.0, 1.0], others=[[1.0, 1.0]], weights=[1, 1])
+    assert cost.inputs == 2 and cost.per_output == pytest.approx((1e-6 + 1e-3) / 2, rel=1e-9)
+    assert cost.per_call == pytest.approx(slow_call / 2, rel=1e-9, abs=1e-12)
+    weighted = runner.pilot([0.0, 1.0], others=[[1.0, 1.0]], weights=[3, 1])  # the audit samples D 3 times as often
+    assert weighted.per_output == pytest.approx((3 * 1e-6 + 1e-3) / 4, rel=1e-9)
+    assert weighted.per_call == pytest.approx(slow_call / 4, rel=1e-9, abs=1e-12)
+
+
+def test_an_input_dependent_cost_starts_workers(monkeypatch):
+    # 1 000 outputs: 1 ms of work on D alone (one process), 0.5 s at the mean of D and D' (>= 50 us per output)
+    monkeypatch.setattr(W, "available_cores", lambda: 2)
+    pairs = resolve_pairs([([0.0, 1.0], [1.0, 1.0])])
+    clock = VirtualClock()
+    runner = Runner(InputCostMechanism(clock, {0.0: 1e-6, 1.0: 1e-3}), 0, clock=clock)
+    pool = W.start_workers(runner, pairs, None, None, planned=1_000, block=256)
+    try:
+        assert pool.count == 2 and pool.cost.inputs == 2
+    finally:
+        pool.close()
+
+
 def test_workers_give_bit_identical_results():
     # batches are seeded by what they sample (phase, pair, input, batch), never by the worker
     kwargs = dict(claimed_epsilon=1.0, samples=60_000, rng=7)

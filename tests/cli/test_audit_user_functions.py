@@ -233,6 +233,8 @@ def test_import_failures_say_the_import_failed(user_module, tmp_path):
 
 
 def test_report_rerun_of_a_user_function(user_module, tmp_path, monkeypatch):
+    with open(tmp_path / f"{user_module}.py", "a", encoding="utf-8") as module:  # stderr: stdout is the JSON
+        module.write('print("a module that prints while being imported")\n')
     status, out, err = run_cli(audit_argv(f"{user_module}:count", "--pairs", "statdp-one", "--json", samples=40_000))
     assert status == EXIT_OK
     (tmp_path / "audit.json").write_text(out)

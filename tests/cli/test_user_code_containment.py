@@ -1,6 +1,7 @@
-"""The user's code run by ``dpkit audit`` is contained: its prints go to stderr (``--json`` stays one
-object with its provenance), ``sys.exit`` and ``KeyboardInterrupt`` inside it end in one line naming
-the function with exit code 1, and ``path/to/file.py:NAME`` works as ``module:NAME`` does."""
+"""The user's code run by ``dpkit audit`` is contained: its prints go to stderr, from Python and on file
+descriptor 1 (``--json`` stays one object with its provenance), ``sys.exit`` and ``KeyboardInterrupt``
+inside it end in one line naming the function with exit code 1, and ``path/to/file.py:NAME`` works as
+``module:NAME`` does."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextlib
 import io
 import itertools
 import json
+import os
 import sys
 import textwrap
 
@@ -15,6 +17,7 @@ import pytest
 
 from dpkit.cli.main import main
 from dpkit.commands.errors import EXIT_FAILURE, EXIT_OK, EXIT_REFUTED, EXIT_USAGE
+from dpkit.commands.user_code import stdout_to_stderr
 
 SOURCE = """
     import sys
@@ -91,3 +94,16 @@ def test_a_file_path_works_like_a_module_and_tracebacks_show_the_users_frames(mo
 def test_a_positional_function_gets_a_hint_to_use_mechanism(module):
     status, _, err = run_cli(["audit", f"{module}:noisy", "--claimed-epsilon", "1"])
     assert status == EXIT_USAGE and f"--mechanism {module}:noisy" in err and err.count("\n") == 1
+
+
+def test_stdout_goes_to_stderr_at_both_levels_while_user_code_runs_and_is_restored(capfd):
+    before = sys.stdout
+    with stdout_to_stderr():
+        print("from print")
+        sys.stdout.flush()
+        os.write(1, b"from descriptor 1\n")
+    print("the command's own output")
+    sys.stdout.flush()
+    out, err = capfd.readouterr()
+    assert sys.stdout is before
+    assert out == "the command's own output\n" and err == "from print\nfrom descriptor 1\n"

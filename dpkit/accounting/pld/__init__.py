@@ -7,7 +7,7 @@ exponential tilting), :mod:`.bounded_range` and :mod:`.shuffling` (losses of the
 mechanism and of shuffling), :mod:`.accountant` (events → results).
 """
 
-from dpkit.accounting.pld.accountant import PLDAccountant
+from dpkit.accounting.pld.accountant import PLDAccountant, TargetWidthError
 from dpkit.accounting.pld.algebra import compose, compose_all, self_compose
 from dpkit.accounting.pld.bounded_range import (
     BoundedRangeLoss,
@@ -46,6 +46,7 @@ __all__ = [
     "bounded_range_composition_delta",
     "bounded_range_composition_epsilon",
     "GridTooLargeError",
+    "TargetWidthError",
     "randomized_response_loss",
     "approx_dp_loss",
     "discrete_laplace_loss",

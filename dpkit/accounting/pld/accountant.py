@@ -59,9 +59,11 @@ from dpkit.accounting.events import (
     SparseVectorEvent,
 )
 from dpkit.accounting.analytic_gaussian import squared_multiplier_upper
+from dpkit.accounting import registry  # the other routes of get_epsilon: a module reference, imported lazily
 from dpkit.accounting.certify import certify, certify_array
 from dpkit.accounting.neighbouring import NeighbouringRelation
 from dpkit.accounting.pld import algebra, tilted
+from dpkit.accounting.pld import lattice as lattice_pmf
 from dpkit.accounting.pld.mechanisms import (
     SPACING_RANGE,
     GaussianLoss,
@@ -74,6 +76,7 @@ from dpkit.accounting.pld.mechanisms import (
     discrete_gaussian_loss,
     discrete_laplace_loss,
     discretise,
+    exact_at_lattice,
     randomized_response_loss,
 )
 from dpkit.accounting.pld.peer_events import peer_event_loss
@@ -102,8 +105,32 @@ TILTED_BELOW = 1e-12
 TILTED_DELTA_BELOW = 1e-9
 #: Grid points the lower end of sampling without replacement may use when the dominating pair's grid is smaller.
 _REALISABLE_POINTS = 2**17
+#: Work budget of one refinement: the single-step grids of all leaves hold at most this many points in all, a
+#: random allocation's not counted (it has its own budget), a without-replacement leaf's counted four times (its two-part distribution functions, and the two Poisson-type
+#: pairs of its lower end); about 2 s of discretisation on one core. A finer grid is not tried, and the width
+#: reached is reported.
+_REFINE_POINTS = 2**20
+#: The first composed grid of the tilted paths holds about half this many points at most (their log-space sums
+#: cost some 3 µs per point).
+_TILTED_POINTS = 2**20
 #: At most this many grid spacings are tried by the tilted paths.
 _TILTED_STEPS = 12
+#: The ε at which :meth:`PLDAccountant._best_route` inverts :meth:`PLDAccountant.get_delta` when every other route gives ∞.
+_INVERSION_LADDER = tuple(10.0**k for k in range(-6, 4))
+#: A ledger of Gaussians whose μ exceeds this is answered by exact GDP alone: its losses span thousands,
+#: the grid would take seconds, and nothing is tighter than the exact value.
+_GRID_MU_LIMIT = 20.0
+#: Earlier answers kept for the monotone envelope of :meth:`PLDAccountant._best_route`.
+_REMEMBERED = 64
+_ROUTES = {
+    "pld": "the PLD's FFT composition",
+    "pld-tilted": "the PLD composed by exponential tilting",
+    "gdp": "exact mu-GDP of the Gaussian ledger, Dong, Roth & Su 2022, Cor. 3.3",
+    "rdp": "the RDP accountant's bound",
+    "get_delta inversion": "the smallest epsilon of a ladder whose certified delta(epsilon) is at most delta",
+    "monotone envelope": "an earlier answer at a smaller delta",
+}
+"""What each route of :meth:`PLDAccountant._best_route` is, for the ``route:`` note."""
 
 
 def _next_factor(target: float, width: float, h: float, previous: tuple[float, float] | None) -> float:
@@ -163,6 +190,10 @@ def _dominant(events: list[PrivacyEvent]) -> PrivacyEvent | None:
     return None
 
 
+class TargetWidthError(ValueError):
+    """:meth:`PLDAccountant.get_epsilon` cannot certify an interval as narrow as the ``target_width`` asked for."""
+
+
 class PLDAccountant(Accountant):
     """Privacy-loss-distribution accountant with certified two-sided bounds.
 
@@ -176,7 +207,9 @@ class PLDAccountant(Accountant):
     target_width
         Automatic mode: shrink h until ``epsilon − epsilon_lower ≤ target_width`` (for
         :meth:`get_epsilon`) or ``delta − delta_lower ≤ target_width · delta`` (for
-        :meth:`get_delta`).
+        :meth:`get_delta`). ``None`` (default): 1e-4 (dp_accounting's default grid spacing), best effort (a wider interval is returned with a
+        note). Given explicitly, :meth:`get_epsilon` raises :class:`TargetWidthError` (one line) when
+        it cannot certify an interval that narrow.
     tail_mass
         Mass allowed outside each grid on each side (always moved to the safe side).
     max_grid_points
@@ -216,7 +249,7 @@ class PLDAccountant(Accountant):
         self,
         neighbouring: NeighbouringRelation | str = NeighbouringRelation.ADD_REMOVE,
         value_discretization_interval: float | None = None,
-        target_width: float = 1e-3,
+        target_width: float | None = None,
         *,
         tail_mass: float = 1e-30,
         max_grid_points: int = 2**22,
@@ -227,10 +260,14 @@ class PLDAccountant(Accountant):
                 "value_discretization_interval", value_discretization_interval
             )
         self.value_discretization_interval = value_discretization_interval
-        self.target_width = check_positive("target_width", target_width)
+        #: Whether ``target_width`` was asked for: then :meth:`get_epsilon` refuses a wider interval.
+        self.width_asked = target_width is not None
+        self.target_width = 1e-4 if target_width is None else check_positive("target_width", target_width)
         self.tail_mass = check_open_unit("tail_mass", tail_mass)
         self.max_grid_points = check_integer("max_grid_points", max_grid_points, minimum=16)
         self._cache: dict[tuple[str, float], _Composed] = {}
+        self._discretisations: dict[tuple[int, float, float], tuple[PrivacyLoss, tuple[LossPmf, LossPmf]]] = {}
+        self._answered: dict[str, list[tuple[float, float]]] = {}
 
     # ------------------------------------------------------------------ event handling
 
@@ -402,13 +439,17 @@ class PLDAccountant(Accountant):
         points = 0
         for direction in ("remove",) if symmetric else ("remove", "add"):
             pes_list, opt_list = [], []
-            for (remove, add), count in pairs:
-                loss = remove if direction == "remove" or add is None else add
-                pes, opt = discretise(loss, h, self.tail_mass, self.max_grid_points)
-                pes_list.append(algebra.self_compose(pes, count, self.tail_mass, self.max_grid_points))
-                opt_list.append(algebra.self_compose(opt, count, self.tail_mass, self.max_grid_points))
-            pes_total = algebra.compose_all(pes_list, self.tail_mass)
-            opt_total = algebra.compose_all(opt_list, self.tail_mass)
+            steps = [(discretise(remove if direction == "remove" or add is None else add, h, self.tail_mass,
+                                 self.max_grid_points), count) for (remove, add), count in pairs]
+            # atoms on the grid: a direct convolution with a proven round-off bound (.lattice), if affordable
+            direct = self._exact_at(h, pairs) and lattice_pmf.direct_work(
+                [(pes.size, count) for (pes, _), count in steps]) <= lattice_pmf.DIRECT_WORK
+            for (pes, opt), count in steps:
+                for pmf, out in ((pes, pes_list), (opt, opt_list)):
+                    out.append(lattice_pmf.self_compose(pmf, count) if direct else
+                               algebra.self_compose(pmf, count, self.tail_mass, self.max_grid_points))
+            compose_all = lattice_pmf.compose_all if direct else (lambda pmfs: algebra.compose_all(pmfs, self.tail_mass))
+            pes_total, opt_total = compose_all(pes_list), compose_all(opt_list)
             points = max(points, pes_total.size, opt_total.size)
             results[direction] = (pes_total, opt_total)
         composed = _Composed(h, results["remove"], results.get("add", results["remove"]), points)
@@ -422,13 +463,20 @@ class PLDAccountant(Accountant):
 
         The Poisson-type pairs often need the first-order fallback (error ∝ h), so their spacing is the
         target width when that is finer than the dominating pair's h — but never a grid of more than
-        :data:`_REALISABLE_POINTS` points (or the dominating pair's own size), so that a fine target width
-        costs at most as much as the dominating pair's refinement did."""
+        :data:`_REALISABLE_POINTS` points (or the dominating pair's own size), nor single-step grids of more
+        than 16 times the dominating pair's composed points, so that a fine target width costs at most as
+        much as the dominating pair's refinement did."""
         realisable = self._realisable_pairs(pairs)
         if realisable is None:
             return None
         budget = max(_REALISABLE_POINTS, composed.grid_points)
         h = max(min(composed.h, self.target_width), composed.h * composed.grid_points / budget)
+        # their single-step grids (often far wider than the dominating pair's: the floor log(1 − γ)) hold at
+        # most 16 times the dominating pair's composed points, or :data:`_REALISABLE_POINTS` if fewer
+        span = max(hi - lo for (remove, add), _ in realisable for lo, hi in
+                   (loss.bounds(self.tail_mass) for loss in (remove, add) if loss is not None))
+        if math.isfinite(span):
+            h = max(h, span / min(_REALISABLE_POINTS, 16 * composed.grid_points))
         try:
             return self._optimistic_directions(h, realisable)
         except GridTooLargeError:
@@ -455,7 +503,13 @@ class PLDAccountant(Accountant):
             return h_want
         return lattice / max(1, math.ceil(lattice / h_want - 1e-9))
 
-    def _initial_h(self, pairs, lattice: float | None, notes: list[str], tail: float | None = None) -> float:
+    @staticmethod
+    def _exact_at(h: float | None, pairs) -> bool:
+        """Whether every loss of ``pairs`` is a set of atoms on multiples of ``h`` (:func:`.exact_at_lattice`)."""
+        return exact_at_lattice([loss for (remove, add), _ in pairs for loss in (remove, add) if loss is not None], h)
+
+    def _initial_h(self, pairs, lattice: float | None, notes: list[str], tail: float | None = None,
+                   points: int | None = None) -> float:
         """The first spacing of the automatic mode.
 
         1/50 of the narrowest central spread of a step's loss (at most 0.01), raised if needed so
@@ -467,6 +521,14 @@ class PLDAccountant(Accountant):
         tail = self.tail_mass if tail is None else tail
         spreads = [hi - lo for lo, hi in (loss.bounds(0.01) for (loss, _), _ in pairs)]
         h = min([1e-2] + [s / 50.0 for s in spreads if s > 0])
+        if self._exact_at(lattice, pairs):  # atoms on the lattice: exact there, a finer grid adds round-off only
+            h = lattice
+        cap = self.max_grid_points if points is None else min(points, self.max_grid_points)
+        # count times a step's range bounds the composed range: when even that fits, no estimate is needed
+        crude = sum(count * max(hi - lo for lo, hi in (loss.bounds(tail) for loss in (remove, add) if loss is not None))
+                    for (remove, add), count in pairs)
+        if math.isfinite(crude) and 2.0 * (crude + 4.0 * h) <= cap * h:
+            return self._aligned(lattice, h)
         width = 0.0
         for (remove, add), count in pairs:
             widest = 0.0
@@ -484,12 +546,26 @@ class PLDAccountant(Accountant):
                 a, b = algebra._window(pmf, count, tail)
                 widest = max(widest, (b - a + 1) * coarse + 2.0 * coarse)
             width += widest
-        needed = 2.0 * width / self.max_grid_points
+        needed = 2.0 * width / cap
         if needed > h:
             notes.append(f"grid spacing raised to h={needed:.3g} so that the composed grid (loss range about "
-                         f"{width:.3g}) fits max_grid_points; the interval may be wider than target_width")
+                         f"{width:.3g}) fits {cap // 2} points; the interval may be wider than target_width")
             h = needed
         return self._aligned(lattice, h)
+
+    def _affordable_factor(self, pairs, h: float, tail: float | None = None) -> float:
+        """The smallest factor f such that the single-step grids at spacing f·h (all leaves, both directions)
+        hold at most :data:`_REFINE_POINTS` weighted points in all: refinement goes no finer (discretisation,
+        1-5 µs per point, is the cost that grows fastest as h shrinks)."""
+        span = 0.0
+        for (remove, add), _ in pairs:
+            for loss in (remove,) if add is None else (remove, add):
+                if isinstance(loss, RandomAllocationLoss):
+                    continue  # its geometric grid keeps its own work budget (.random_allocation.MAX_WORK)
+                lo, hi = loss.bounds(self.tail_mass if tail is None else tail)
+                if math.isfinite(hi - lo):
+                    span += (hi - lo) * (4.0 if isinstance(loss, WithoutReplacementLoss) else 1.0)
+        return span / (h * _REFINE_POINTS)
 
     def _refine(self, measure) -> tuple[_Composed, Any, list[str]]:
         """Shrink h until ``measure(composed)`` says the interval is narrow enough.
@@ -541,6 +617,10 @@ class PLDAccountant(Accountant):
             best = (composed, value)
             if done or fixed is not None or last_step:
                 break
+            if self._exact_at(h, pairs):
+                notes.append(f"target width not reached: the atoms lie on the grid h={h:.6g}, where the interval's "
+                             "width is round-off only, and a finer grid only adds round-off")
+                break
             if max(composed.remove[0].losses[-1], composed.add[0].losses[-1]) > 600.0:
                 # Beyond losses of ~700 the Q-masses underflow in double precision and the
                 # construction is first order; refining would cost much and gain little.
@@ -554,6 +634,15 @@ class PLDAccountant(Accountant):
             else:
                 factor = 0.85 * self.target_width / width
             factor = min(factor, 0.7)
+            affordable = self._affordable_factor(pairs, h)
+            if factor < affordable:
+                if affordable >= 0.7:
+                    notes.append(f"target width not reached: a finer grid than h={h:.3g} would discretise more than "
+                                 f"{_REFINE_POINTS} single-step points (the work budget of one query)")
+                    break
+                factor, last_step = affordable, True
+                notes.append(f"target width not reached: refinement stops at about {_REFINE_POINTS} single-step grid "
+                             "points (the work budget of one query)")
             points = composed.grid_points / factor
             if points > self.max_grid_points:
                 budget = min(self.max_grid_points, 2**19)
@@ -604,10 +693,34 @@ class PLDAccountant(Accountant):
         return self._result(math.inf, delta, _METHOD, epsilon_lower=0.0, notes=tuple(notes))
 
     def get_epsilon(self, delta: float) -> AccountingResult:
-        """Certified interval for ε at ``delta``: ``epsilon`` (upper) and ``epsilon_lower``."""
+        """Certified interval for ε at ``delta``: ``epsilon`` (upper) and ``epsilon_lower``.
+
+        The upper end is the smallest of several sound routes (:meth:`_best_route`), so it is never
+        ∞, or looser than another of dpkit's bounds, where one of them certifies less; the note
+        ``route: …`` names the route that gave it."""
         delta = check_target_delta(delta)
         if not self._ledger or not self._pairs():
             return self._result(0.0, delta, _METHOD, epsilon_lower=0.0, notes=("empty ledger",))
+        result = self._best_route(delta)
+        if self.width_asked:
+            self._check_width(result)
+        return result
+
+    def _check_width(self, result: AccountingResult) -> None:
+        """Refuse (one line) an interval [epsilon_lower, epsilon] wider than the ``target_width`` asked for."""
+        lower, upper = result.epsilon_lower, result.epsilon
+        if lower is not None and math.isfinite(upper) and upper - lower <= self.target_width:
+            return
+        interval = ("no certified lower end" if lower is None else
+                    f"the certified interval [{lower!r}, {upper!r}] is {upper - lower:.3g} wide")
+        reason = next((n for n in result.notes if n.startswith(("target width not reached", "epsilon = inf",
+                                                                 "no certified lower end"))), "")
+        raise TargetWidthError(f"target_width={self.target_width:g} not reached at delta={result.delta:g}: {interval}"
+                               + (f" ({reason})" if reason else "") + "; ask for a wider target_width")
+
+    def _grid_epsilon(self, delta: float) -> AccountingResult:
+        """The PLD's own interval at ``delta``: the FFT composition, or exponential tilting below
+        :data:`TILTED_BELOW`."""
         if delta < TILTED_BELOW:
             return self._tiny_delta_epsilon(delta)
 
@@ -638,6 +751,135 @@ class PLDAccountant(Accountant):
         notes.append(f"certified interval [{lower:.9g}, {upper:.9g}], width {upper - lower if math.isfinite(upper) else math.inf:.3g}")
         return self._result(upper, delta, _METHOD, epsilon_lower=lower, notes=tuple(notes))
 
+    def _best_route(self, delta: float) -> AccountingResult:
+        """ε at ``delta`` as the smallest certified upper bound of these routes (each sound on its own):
+
+        * ``pld``: the FFT composition (:meth:`_grid_epsilon`; exponential tilting below :data:`TILTED_BELOW`);
+        * ``pld-tilted``: exponential tilting at ``delta`` where the FFT's interval is ∞ (its round-off
+          allowance, which grows with the count, exceeds δ), wider than ``target_width``, or refused;
+        * ``gdp``: exact μ-GDP for ledgers of Gaussians (Dong, Roth & Su 2022, Cor. 3.3), which needs no grid
+          (beyond μ = :data:`_GRID_MU_LIMIT` the grid is not built unless ``target_width`` was given: there
+          is then no ``epsilon_lower``);
+        * ``rdp``: the RDP accountant, asked for other ledgers when the PLD's certified interval is wider
+          than ``target_width`` or has no lower end (otherwise no sound route can be lower by more than the width);
+        * ``get_delta inversion``: the smallest ε of :data:`_INVERSION_LADDER` whose certified δ(ε) is at
+          most ``delta``, when every route above gives ∞;
+        * ``monotone envelope``: an earlier answer ε' of this accountant, for the same ledger, at some
+          δ' ≤ ``delta`` (an (ε', δ')-DP ledger is (ε', δ)-DP).
+
+        The minimum of upper bounds is an upper bound; ``epsilon_lower`` is the largest certified lower end
+        of the PLD's own intervals.
+        """
+        candidates: list[tuple[str, AccountingResult]] = []
+        refusal: GridTooLargeError | None = None
+        gdp = self._other_route("gdp", delta)
+        own = None
+        if gdp is not None:
+            candidates.append(("gdp", gdp))
+        if gdp is None or self.width_asked or self._gaussian_mu() <= _GRID_MU_LIMIT:
+            try:
+                own = self._grid_epsilon(delta)
+                candidates.append(("pld-tilted" if delta < TILTED_BELOW else "pld", own))
+            except GridTooLargeError as error:
+                refusal = error
+            if delta >= TILTED_BELOW and not self._narrow(own):
+                try:
+                    candidates.append(("pld-tilted", self._tiny_delta_epsilon(delta)))
+                except (GridTooLargeError, ArithmeticError):  # a route that cannot answer is passed over
+                    pass
+        lowers = [answer.epsilon_lower for name, answer in candidates
+                  if name.startswith("pld") and answer.epsilon_lower is not None]
+        lower = max(lowers, default=None)  # (each of the PLD's own intervals is certified)
+        best = min((answer.epsilon for _, answer in candidates), default=math.inf)
+        if gdp is None and (lower is None or not best - lower <= self.target_width):
+            candidates.extend(("rdp", answer) for answer in [self._other_route("rdp", delta)] if answer is not None)
+        if not any(math.isfinite(answer.epsilon) for _, answer in candidates):
+            inverted = self._inverted_delta(delta)
+            if inverted is not None:
+                candidates.append(("get_delta inversion", inverted))
+        if not candidates:
+            raise refusal if refusal is not None else GridTooLargeError(
+                "no route certifies this ledger; use the RDP accountant (--accountant rdp)")
+        route, winner = min(candidates, key=lambda item: item[1].epsilon)
+        epsilon, method = winner.epsilon, winner.method
+        notes = list(own.notes if own is not None else winner.notes)
+        if winner is not own:
+            notes.extend(note for note in winner.notes if note not in notes)
+        earlier = self._envelope(delta)
+        if earlier is not None and earlier[1] < epsilon:
+            route, epsilon = "monotone envelope", earlier[1]
+            notes.append(f"an earlier answer of this accountant at delta'={earlier[0]:.6g} <= delta certified "
+                         f"epsilon={earlier[1]:.9g}; it holds at delta too")
+        others = "; ".join(f"{name}: {answer.epsilon:.6g}" for name, answer in candidates if answer is not winner)
+        notes.append(f"route: {route} ({_ROUTES[route]})" + (f"; other routes: {others}" if others else ""))
+        self._remember(delta, epsilon)
+        if lower is not None:
+            lower = min(lower, epsilon)
+        references = () if winner is own else winner.references
+        return self._result(epsilon, delta, method, references, epsilon_lower=lower, notes=tuple(notes))
+
+    def _narrow(self, result: AccountingResult | None) -> bool:
+        """Whether ``result`` is finite and, where it reports a lower end, no wider than ``target_width``
+        (a ledger with an unattained pair reports none: its grid's own width is in the notes)."""
+        if result is None or not math.isfinite(result.epsilon):
+            return False
+        return result.epsilon_lower is None or result.epsilon - result.epsilon_lower <= self.target_width
+
+    def _gaussian_mu(self) -> float:
+        """μ of the ledger's merged Gaussian steps (0 if it has none)."""
+        return math.sqrt(self._groups()[1])
+
+    def _other_route(self, name: str, delta: float) -> AccountingResult | None:
+        """The certified ε at ``delta`` of the accountant registered as ``name`` on this ledger's leaves as
+        the PLD resolves them (parallel parts by their dominant part, a full-batch sample by its base
+        mechanism), or None if it does not support them, cannot answer, or answers with an approximation."""
+        accountant = registry.make_accountant(name, neighbouring=self.neighbouring)
+        try:
+            for event, count in self._ledger:
+                for leaf, mult in self._resolve(event, count):
+                    accountant.compose(leaf, mult)
+            answer = accountant.get_epsilon(delta)
+        except (ValueError, ArithmeticError):  # UnsupportedEventError and GridTooLargeError among them
+            return None
+        return answer if answer.is_upper_bound and not math.isnan(answer.epsilon) else None
+
+    def _inverted_delta(self, delta: float) -> AccountingResult | None:
+        """An ε of :data:`_INVERSION_LADDER` whose certified :meth:`get_delta` is at most ``delta``, or None:
+        the smallest by bisection (δ(ε) is non-increasing in ε), from the top of the ladder, so that a
+        ledger no rung certifies costs one query. Every returned ε is certified by its own query."""
+
+        def certified(index: int) -> AccountingResult | None:
+            try:
+                answer = self.get_delta(_INVERSION_LADDER[index])
+            except (ValueError, ArithmeticError):
+                return None
+            return answer if answer.delta <= delta else None
+
+        low, high = -1, len(_INVERSION_LADDER) - 1  # no rung at or below low is known to certify; high does
+        best = certified(high)
+        if best is None:
+            return None
+        while high - low > 1:
+            middle = (low + high) // 2
+            answer = certified(middle)
+            if answer is None:
+                low = middle
+            else:
+                high, best = middle, answer
+        epsilon = _INVERSION_LADDER[high]
+        return self._result(epsilon, delta, best.method, notes=(
+            f"get_delta({epsilon:g}) certifies delta={best.delta:.6g} <= {delta:.6g}",))
+
+    def _envelope(self, delta: float) -> tuple[float, float] | None:
+        """(δ', ε') with the smallest ε' among this accountant's earlier answers for the same ledger at δ' ≤ δ."""
+        seen = [item for item in self._answered.get(self.ledger_hash(), []) if item[0] <= delta]
+        return min(seen, key=lambda item: item[1], default=None)
+
+    def _remember(self, delta: float, epsilon: float) -> None:
+        """Record an answer for :meth:`_envelope` (the answers of the current ledger only)."""
+        key = self.ledger_hash()
+        self._answered = {key: [*self._answered.get(key, [])[-_REMEMBERED + 1:], (delta, epsilon)]}
+
     def _tilted_bound(self, pairs, h: float, tail: float, delta: float, pessimistic: bool,
                       guesses: dict[str, float] | None = None) -> float | None:
         """ε at ``delta`` by exponential tilting (:mod:`.tilted`), worse of both directions; None if
@@ -664,17 +906,26 @@ class PLDAccountant(Accountant):
         pairs = self._pairs()
         total = sum(count for _, count in pairs)
         tail = min(self.tail_mass, max(delta * 1e-10 / total, 1e-320))
-        notes = [(f"delta below {TILTED_BELOW:g}: composition by exponential tilting, tail masses in log space "
+        where = f"delta below {TILTED_BELOW:g}: " if delta < TILTED_BELOW else ""
+        notes = [(f"{where}composition by exponential tilting, tail masses in log space "
                   f"(grid tail {tail:.3g} per step)")]
         fixed = self.value_discretization_interval
         lattice = self._lattice(pairs)
         if fixed is not None:
             h = fixed
         else:
-            h = self._initial_h(pairs, lattice, notes, tail)
+            h = self._initial_h(pairs, lattice, notes, tail, points=_TILTED_POINTS)
+            affordable = self._affordable_factor(pairs, h, tail)
+            if affordable > 1.0:
+                h = self._aligned(lattice, h * affordable * 1.01)
+                notes.append(f"grid spacing raised to h={h:.3g}: the single-step grids stay within {_REFINE_POINTS} "
+                             "points (the work budget of one query); the interval may be wider than target_width")
+            if h < _MIN_SPACING:  # no finer grid is certified and no coarser one resolves the losses
+                return self._unresolved(delta, h, notes)
         # Every h gives valid bounds: keep the smallest upper and the largest lower end seen.
         upper, lower, last_h, previous = math.inf, None, None, None
         guesses: dict[str, float] = {}
+        final = False
         for _ in range(_TILTED_STEPS):
             try:
                 step_upper = self._tilted_bound(pairs, h, tail, delta, pessimistic=True, guesses=guesses)
@@ -685,7 +936,7 @@ class PLDAccountant(Accountant):
             upper, last_h = min(upper, step_upper), h
             if step_lower is not None:
                 lower = step_lower if lower is None else max(lower, step_lower)
-            if fixed is not None or step_lower is None or not math.isfinite(upper):
+            if fixed is not None or step_lower is None or not math.isfinite(upper) or final:
                 break
             width = upper - lower
             if width <= self.target_width:
@@ -694,6 +945,13 @@ class PLDAccountant(Accountant):
                 notes.append(f"target width not reached: refining h to {h:.3g} left the width at {width:.3g}")
                 break
             factor, previous = _next_factor(self.target_width, width, h, previous), (h, width)
+            affordable = self._affordable_factor(pairs, h, tail)
+            if factor < affordable:
+                notes.append(f"target width not reached: refinement stops at about {_REFINE_POINTS} single-step grid "
+                             "points (the work budget of one query)")
+                if affordable >= 0.7:
+                    break
+                factor, final = affordable, True
             new_h = self._aligned(lattice, h * factor)
             h = new_h if new_h < h else self._aligned(lattice, h / 2)
         if last_h is None:
@@ -770,9 +1028,19 @@ class PLDAccountant(Accountant):
     def _tilted_steps(self, pairs, h: float, tail: float, pessimistic: bool) -> list[list[tuple[LossPmf, int]]]:
         """For each direction, the (single-step pmf, count) pairs discretised at ``h`` with grid tail ``tail``."""
         index = 0 if pessimistic else 1
-        return [[(discretise(remove if direction == "remove" or add is None else add, h, tail,
-                             self.max_grid_points)[index], count) for (remove, add), count in pairs]
+        return [[(self._discretised(remove if direction == "remove" or add is None else add, h, tail)[index], count)
+                 for (remove, add), count in pairs]
                 for direction in self._directions(pairs)]
+
+    def _discretised(self, loss: PrivacyLoss, h: float, tail: float) -> tuple[LossPmf, LossPmf]:
+        """:func:`.mechanisms.discretise` of ``loss``, remembered for the last few (loss, h, tail): the tilted
+        paths ask for the pessimistic and the optimistic pmf of the same grid in turn."""
+        key = (id(loss), h, tail)
+        hit = self._discretisations.get(key)
+        if hit is None or hit[0] is not loss:
+            hit = (loss, discretise(loss, h, tail, self.max_grid_points))
+            self._discretisations = {**dict(list(self._discretisations.items())[-3:]), key: hit}
+        return hit[1]
 
     def _chernoff_log_delta(self, pairs, h: float, epsilons: np.ndarray) -> np.ndarray:
         """log of the Chernoff bound min_λ E[e^{λ(S − ε)}] on the pessimistic composition at spacing ``h``

@@ -37,6 +37,10 @@ from dpkit.accounting.pld.mechanisms import PrivacyLoss
 #: Largest count²·grid_points² of the dynamic programme (about a minute on one core).
 _MAX_WORK = 4e8
 
+#: Largest count²·grid_points² of one of the ~20 dynamic programmes of
+#: :func:`bounded_range_composition_epsilon`'s search (all of them: a few seconds on one core).
+_SEARCH_WORK = 5e6
+
 #: Unit round-off of double precision.
 _UNIT_ROUNDOFF = 2.0**-53
 
@@ -195,11 +199,22 @@ def bounded_range_composition_epsilon(epsilon: float, count: int, delta: float, 
     :func:`bounded_range_composition_delta` is at most ``delta``: an upper bound on the optimal ε
     of ``count`` adaptively composed ε-BR mechanisms.
 
+    The search asks for about 20 values of δ, so ``grid_points`` is lowered where needed to keep
+    count²·grid_points² within 5·10⁶ (the answer stays a certified upper bound, only looser);
+    ``ValueError`` if even two grid points exceed that (count above about 1100: use the PLD or RDP
+    accountant with ``ExponentialMechanismEvent``).
+
     >>> eps = bounded_range_composition_epsilon(1.0, 3, 1e-3, grid_points=100)
     >>> 2.0 < eps < 3.0   # pure composition gives 3
     True
     """
     delta = check_open_unit("delta", delta)
+    count = check_integer("count", count, minimum=1)
+    affordable = int(math.sqrt(_SEARCH_WORK) / count)
+    if affordable < 2:
+        raise ValueError(f"count must be in [1, {int(math.sqrt(_SEARCH_WORK) / 2)}] for the bounded-range dynamic "
+                         f"programme, got count={count}; use the PLD or RDP accountant with ExponentialMechanismEvent")
+    grid_points = min(check_integer("grid_points", grid_points, minimum=2), affordable)
     low, high = 0.0, count * check_positive("epsilon", epsilon)
     if bounded_range_composition_delta(epsilon, count, 0.0, grid_points)[0] <= delta:
         return 0.0

@@ -63,6 +63,12 @@ class LossPmf:
         """The loss value of every entry of ``probs`` (computed once)."""
         return self.shift + (self.offset + np.arange(self.probs.size)) * self.h
 
+    @functools.cached_property
+    def finite_log(self) -> tuple[np.ndarray, np.ndarray]:
+        """Losses and log-masses of the non-zero entries (computed once)."""
+        keep = self.probs > 0
+        return self.losses[keep], np.log(self.probs[keep])
+
     @property
     def size(self) -> int:
         """Number of grid points."""

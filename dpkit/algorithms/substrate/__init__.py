@@ -8,6 +8,7 @@
 :mod:`~dpkit.algorithms.substrate.evaluation` (accuracy, risk, consensus),
 :mod:`~dpkit.algorithms.substrate.budget` (a run's budget and noise calibrated on the whole run),
 :mod:`~dpkit.algorithms.substrate.private_ranges` (column ranges from the training rows, with noise charged to the run),
+:mod:`~dpkit.algorithms.substrate.private_quantiles` (clip points at private quantiles, for heavy-tailed columns),
 :mod:`~dpkit.algorithms.substrate.prior_fallback` (the private choice between the trained model and the class prior),
 :mod:`~dpkit.algorithms.substrate.result` (the one result type), :mod:`~dpkit.algorithms.substrate.spec`
 (how an algorithm presents itself to the registry) and :mod:`~dpkit.algorithms.substrate.audit_instance`

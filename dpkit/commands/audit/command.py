@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from dpkit._validation import check_integer, check_nonnegative, check_positive, check_unit_interval
 from dpkit.audit import DEFAULT_SAMPLES, audit
-from dpkit.audit.runner import MechanismError
+from dpkit.audit.runner import MechanismError, WorkerDiedError
 from dpkit.commands.audit.algorithm import add_arguments as add_algorithm_arguments
 from dpkit.commands.audit.algorithm import run_algorithm
 from dpkit.commands.audit.options import check_options, library_keywords, samples_option
@@ -22,7 +22,7 @@ from dpkit.commands.audit.search import describe_search, run_search
 from dpkit.commands.audit.targets import BUILTINS, resolve_pairs, resolve_target
 from dpkit.commands.errors import EXIT_OK, EXIT_REFUTED, UserCodeError
 from dpkit.commands.option_names import options_named
-from dpkit.commands.user_code import UserCodeExit, current_directory_importable, diverted_stdout, user_frames
+from dpkit.commands.user_code import UserCodeExit, current_directory_importable, stdout_to_stderr, user_frames
 
 __all__ = ["register", "run", "DEFAULT_BATCH_TIMEOUT"]
 
@@ -68,6 +68,10 @@ def register(subparsers: Any) -> None:
                              "the mechanism in exact arithmetic (its values only)")
     parser.add_argument("--power", type=float,
                         help="--samples auto: the power to refute the claim the confirmation is sized for (default 0.8)")
+    parser.add_argument("--goal", choices=("verdict", "bound"),
+                        help="--samples auto: verdict (default) confirms on the fewest outputs that refute the claim "
+                             "and says what the default budget would certify; bound spends the default budget on "
+                             "the tightest bound")
     parser.add_argument("--float-events", action="store_true", default=None,
                         help="also replay the sampler for outputs producible on one input only (spends half the "
                              "error budget if the replay runs; if it cannot, the result says so and spends none)")
@@ -106,6 +110,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     if args.power is not None and args.samples != "auto":
         raise ValueError("--power applies to --samples auto only (it sizes the confirmation)")
+    if getattr(args, "goal", None) is not None and args.samples != "auto":
+        raise ValueError("--goal applies to --samples auto only (it sizes the confirmation)")
     if args.power is not None and not 0.0 < args.power < 1.0:
         raise ValueError(f"--power must be in (0, 1), got --power={args.power}")
     timeout = DEFAULT_BATCH_TIMEOUT if args.batch_timeout is None else args.batch_timeout
@@ -115,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
     importable = current_directory_importable() if _uses_user_code(args) else contextlib.nullcontext()
     search: dict[str, Any] | None = None
     digest: str | None = None
-    with importable, diverted_stdout():  # the user's prints go to stderr: --json stays one object
+    with importable, stdout_to_stderr():  # the user's prints go to stderr (workers' too): --json stays one object
         target, family, description = resolve_target(args)
         if args.search:
             family = args.pairs or family
@@ -136,6 +142,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _mechanism_failed(args: argparse.Namespace, error: MechanismError) -> UserCodeError:
+    if isinstance(error, WorkerDiedError):  # a signal, os._exit or a crash in C code, in a worker process
+        return UserCodeError(f"the mechanism {args.mechanism} {error}")
     cause = error.__cause__
     if isinstance(cause, UserCodeExit):  # sys.exit / KeyboardInterrupt in the user's code: one line
         return UserCodeError(str(cause))
@@ -172,6 +180,8 @@ def _run_audit(args: argparse.Namespace, target: Callable[..., Any], family: str
     keywords = library_keywords(args, bar.estimate)
     if args.power is not None:
         keywords["power"] = args.power
+    if getattr(args, "goal", None) is not None:
+        keywords["goal"] = args.goal
     try:  # the workers (--workers, or the audit's own choice after its pilot) run in processes it starts
         result = audit(target, pairs, claimed_epsilon=args.claimed_epsilon, claimed_delta=args.claimed_delta,
                        confidence=args.confidence, samples=args.samples, rng=args.seed, workers=args.workers,

@@ -1,0 +1,107 @@
+"""Power of the event selection: float bits cost nothing on lattice outputs, a refutation through
+float bits is called a floating-point leak, and ``goal`` sizes the confirmation of ``samples="auto"``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpkit.audit import audit
+from dpkit.audit import catalogue as C
+
+
+def snapped_laplace_mean(db, n, rng):
+    """Mean of 8 records in [0, 1] + Lap(1/(8·0.6)), rounded to a 2⁻²⁰ grid: the shift 1/8 is on the
+    grid, so the outputs' bits are functions of the lattice point and carry nothing the values do not."""
+    grid = 2.0 ** -20
+    return np.rint((np.sum(db) / 8 + rng.laplace(scale=1 / (8 * 0.6), size=n)) / grid) * grid
+
+
+def geometric_count(db, n, rng):
+    """Count + two-sided geometric noise: 0.5-DP, integer outputs (Ghosh et al. 2009)."""
+    p = 1.0 - math.exp(-0.5)
+    return np.sum(db) + rng.geometric(p, size=n) - rng.geometric(p, size=n)
+
+
+def naive_laplace_count(db, n, rng):
+    return np.sum(db) + rng.laplace(0.0, 1.0, size=n)  # 1-DP over the reals, not as executed
+
+
+PAIR = [([1.0] + [0.0] * 7, [0.0] * 8)]
+
+
+def test_float_bits_cost_nothing_on_lattice_outputs():
+    # the pre-test drops the bit families on the screening sample: the audit then selects and
+    # confirms exactly what float_bits=False does, on the same outputs
+    on = audit(snapped_laplace_mean, PAIR, claimed_epsilon=0.6, samples=300_000, rng=3, workers=1)
+    off = audit(snapped_laplace_mean, PAIR, claimed_epsilon=0.6, samples=300_000, rng=3, workers=1, float_bits=False)
+    assert on.epsilon_lower_bound == off.epsilon_lower_bound
+    assert on.witness["event"]["family"] != "float bits"
+    assert any("pre-test" in note for note in on.notes)
+
+
+def test_rare_patterns_do_not_win_the_selection_on_integer_outputs():
+    # every event of the geometric mechanism has probability ratio at most e^0.5 and the threshold
+    # {output >= 1} has exactly that ratio with probability about 0.6: a set of rare patterns with
+    # lucky selection counts must not displace it (it confirmed at a bound of 0 before)
+    r = audit(geometric_count, [([1.0], [0.0])], claimed_epsilon=0.5, samples=1_000_000, rng=1, workers=1)
+    assert 0.8 * 0.5 <= r.epsilon_lower_bound
+    assert not r.violation  # the claim is true: flagged with probability at most 0.05
+
+
+def test_a_float_bit_refutation_is_called_a_floating_point_leak_with_the_exact_verdict_beside_it():
+    r = audit(naive_laplace_count, [([0.0], [1.0])], claimed_epsilon=1.0, samples=500_000, rng=0, workers=1)
+    assert r.violation and r.witness["event"]["family"] == "float bits"
+    assert r.notes[0].startswith("floating-point leak") and "float_bits=False verdict" in r.notes[0]
+    values = r.witness["float_bits_false"]
+    # over the reals the mechanism is 1-DP: the values-only bound is a valid lower bound on 1
+    # (exceeded with probability at most 0.05), and the note quotes it
+    assert not values["violation"] and values["epsilon_lower_bound"] <= 1.0
+    assert f"{values['epsilon_lower_bound']:.4g}" in r.notes[0]
+    assert values["event"]["family"] != "float bits"
+
+
+def test_goal_must_be_verdict_or_bound():
+    with pytest.raises(ValueError, match="goal must be one of"):
+        audit(snapped_laplace_mean, PAIR, claimed_epsilon=0.6, samples="auto", goal="fast")
+
+
+@pytest.mark.slow
+def test_goal_bound_spends_the_announced_budget_and_verdict_says_what_it_buys():
+    # report-noisy-max returning the value with exponential noise is not DP at any epsilon; the
+    # catalogue's reachable bound at a claim of 0.2 with the default budget is 0.6
+    mechanism = C.Entry(C.rnm_exp_value, 0.2)
+    verdict = audit(mechanism, "statdp", claimed_epsilon=0.2, samples="auto", rng=1)
+    bound = audit(mechanism, "statdp", claimed_epsilon=0.2, samples="auto", rng=1, goal="bound")
+    assert verdict.violation and bound.violation
+    stronger = [n for n in verdict.notes if n.startswith("a stronger bound is in reach")]
+    assert len(stronger) == 1 and "goal='bound'" in stronger[0]
+    assert verdict.samples < bound.samples <= 10_000_000
+    assert bound.epsilon_lower_bound >= C.REACHABLE["rnm_exp_value"][0.2] > verdict.epsilon_lower_bound
+
+
+def test_cli_goal_needs_samples_auto(capsys):
+    from dpkit.cli.main import main
+
+    assert main(["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "100000",
+                 "--goal", "bound"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--goal applies to --samples auto only" in err and len(err.splitlines()) == 1
+
+
+def test_cli_goal_reaches_the_audit(monkeypatch):
+    from dpkit.cli.main import main
+    from dpkit.commands.audit import command
+
+    seen = {}
+
+    def fake_audit(*args, **keywords):
+        seen.update(keywords)
+        raise KeyboardInterrupt  # stop before any sampling
+
+    monkeypatch.setattr(command, "audit", fake_audit)
+    main(["audit", "--mechanism", "laplace", "--claimed-epsilon", "1", "--samples", "auto", "--goal", "bound",
+          "--quiet", "--workers", "1"])  # the command reports the interruption; the keywords are what matter
+    assert seen["goal"] == "bound" and seen["samples"] == "auto"
