@@ -227,3 +227,26 @@ def test_declared_ranges_reach_the_unit_box_and_keep_zeros(X, sparse_column):
         low, high = X[:, j].min(), X[:, j].max()
         if low != 0 and high > low and high - low > 1e-9 * max(abs(low), abs(high)):
             assert Z[np.argmin(X[:, j]), j] == pytest.approx(-1.0) and Z[np.argmax(X[:, j]), j] == pytest.approx(1.0)
+
+
+def test_public_scaling_refuses_a_column_wider_than_floating_point():
+    """A column spanning [−1e308, 1e308] has a width that overflows: mapping it onto [−1, 1] would
+    send every value to one end, so the scaling refuses and names the column."""
+    X = np.array([[-1e308, 0.0], [1e308, 3.0]])
+    with pytest.raises(ValueError, match=r"column 0 \('income'\).*rescale the column or give its bounds"):
+        D.preprocess_features(X, ("income", "visits"), public_scaling=True)
+    kept, _ = D.preprocess_features(X[:, 1:], ("visits",), public_scaling=True)
+    assert np.all(np.isfinite(kept))
+
+
+def test_a_users_adult_folder_gets_the_text_checks(tmp_path):
+    """A user's Adult folder is read a line at a time like any data file: a NUL byte is named with
+    its file and line, not read into a row."""
+    good = "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, " \
+           "40, United-States, <=50K\n"
+    (tmp_path / "adult.data").write_text(good * 3, encoding="utf-8")
+    (tmp_path / "adult.test").write_bytes(good.encode() + b"39, State-gov\0, 77516\n")
+    with pytest.raises(ValueError, match=r"adult\.test.*line 2 holds a NUL byte"):
+        D.load_adult(tmp_path)
+    (tmp_path / "adult.test").write_text(good, encoding="utf-8")
+    assert D.load_adult(tmp_path).n == 4

@@ -63,6 +63,7 @@ is checked against this cap, with the rows read so far, before anything is alloc
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import functools
@@ -74,7 +75,7 @@ import os
 import sys
 from array import array
 from importlib import resources
-from typing import IO, Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -288,7 +289,7 @@ ADULT_PACKAGED = "dpkit/algorithms/substrate/datasets"
 """Where the packaged copy of UCI Adult lives (``adult.data.gz``, ``adult.test.gz``, ``README.md``)."""
 
 
-def _adult_source(directory: str | None, name: str) -> tuple[str, Callable[[], IO[str]]]:
+def _adult_source(directory: str | None, name: str) -> tuple[str, Callable[[], ContextManager[Iterable[str]]]]:
     """(label for messages, opener of the text) of one Adult file, packaged or in ``directory``."""
     if directory is None:
         resource = resources.files("dpkit.algorithms.substrate").joinpath("datasets", name + ".gz")
@@ -299,7 +300,8 @@ def _adult_source(directory: str | None, name: str) -> tuple[str, Callable[[], I
                                          errors="replace", newline=""))
     path = os.path.join(directory, name)
     _require_file(path)
-    return path, lambda: open(path, newline="", encoding="utf-8", errors="replace")
+    # a user's file is read a line at a time with the text checks of _text_lines (NUL bytes, UTF-8, MAX_LINE_BYTES)
+    return path, lambda: contextlib.nullcontext(_text_lines(path, "Adult"))
 
 
 def _read_adult_lines(label: str, handle: Iterable[str]) -> tuple[tuple[str, ...], ...]:
@@ -653,6 +655,12 @@ def preprocess_features(X: np.ndarray, names: tuple[str, ...], *,
     (('age', 'visits', 'bias'), [[-0.7071, 0.0, 0.7071], [0.5774, 0.5774, 0.5774]])
     """
     _scaling_choice(bounds, public_scaling, private_scaling)
+    if public_scaling:
+        for k, (low, high) in enumerate(zip(*data_ranges(X))):
+            if not _usable_range(float(low), float(high)):
+                raise ValueError(f"public_scaling: {_column_name(k, names)} spans [{low:.4g}, {high:.4g}], whose width "
+                                 f"is outside [{_NORMAL_MIN:.4g}, {_FLOAT_MAX:.4g}] (a normal float), so it cannot be "
+                                 "mapped onto [-1, 1]; rescale the column or give its bounds")
     X = normalise(X, column_max=False, ranges=public_scaling, row_norm=False, bounds=bounds)
     return _with_intercept(X, names, intercept, row_norm=not private_scaling)
 
