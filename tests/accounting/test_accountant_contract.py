@@ -24,8 +24,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import signal
-from contextlib import contextmanager
 from typing import Callable
 
 import mpmath as mp
@@ -34,6 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import contract_references as ref
+from time_limit import time_limit
 from dpkit.accounting.analytic_gaussian import AnalyticGaussianAccountant
 from dpkit.accounting.approx_dp import ApproxDPAccountant
 from dpkit.accounting.base import UnsupportedEventError
@@ -134,18 +133,9 @@ SUPPORTED = [(a, k) for a, k in PAIRS if _SUPPORTED[(a, k.name)]]
 UNSUPPORTED = [(a, k) for a, k in PAIRS if not _SUPPORTED[(a, k.name)]]
 
 
-@contextmanager
 def stated_time(what: str):
-    """Fail the query if it runs beyond :data:`STATED_SECONDS` (SIGALRM; main thread)."""
-    def alarm(signum, frame):
-        raise TimeoutError(f"{what} took longer than the stated {STATED_SECONDS} s")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(STATED_SECONDS)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    """Fail the query if it runs beyond :data:`STATED_SECONDS`."""
+    return time_limit(STATED_SECONDS, what)
 
 
 class Refused(Exception):

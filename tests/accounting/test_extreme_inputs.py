@@ -18,14 +18,13 @@ The explicit cases are the failures a sweep over every event class and accountan
 from __future__ import annotations
 
 import math
-import signal
-from contextlib import contextmanager
 
 import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from time_limit import time_limit
 from dpkit.accounting import (
     ApproxDPEvent,
     DiscreteGaussianEvent,
@@ -69,17 +68,8 @@ CALL_SECONDS = 30
 TINY = 5e-324
 
 
-@contextmanager
 def limited(what: str):
-    def alarm(signum, frame):
-        raise TimeoutError(f"{what} ran longer than {CALL_SECONDS} s")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(CALL_SECONDS)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    return time_limit(CALL_SECONDS, what)
 
 
 def answer(name: str, event, count: int, query: str, value: float, relation: str = "add-remove"):

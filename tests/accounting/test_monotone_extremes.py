@@ -20,8 +20,6 @@ seconds per query there; see ``SLOW_CORNER``).
 from __future__ import annotations
 
 import math
-import signal
-from contextlib import contextmanager
 
 import mpmath as mp
 import pytest
@@ -29,6 +27,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import contract_references as ref
+from time_limit import time_limit
 from dpkit.accounting.analytic_gaussian import gaussian_epsilon, gaussian_sigma
 from dpkit.accounting.base import UnsupportedEventError
 from dpkit.accounting.events import (
@@ -66,17 +65,8 @@ def SLOW_CORNER(kind: str, x: float, count: int) -> bool:
     return kind != "gaussian" and 1e-100 < x and count / x > 1e3
 
 
-@contextmanager
 def within(what: str):
-    def alarm(signum, frame):
-        raise TimeoutError(f"{what} took longer than {QUERY_SECONDS} s")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(QUERY_SECONDS)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    return time_limit(QUERY_SECONDS, what)
 
 
 def epsilon_of(name: str, kind: str, x: float, count: int, delta: float):
