@@ -184,8 +184,8 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
         return log_delta_with_error(mu, eps)[0] - log_target
 
     epsilon = optimize.brentq(excess, 0.0, high, xtol=1e-300, rtol=4 * _EPS, maxiter=500)
-    return _settle_down(_nudge_up(float(epsilon), lambda e: _meets(mu, e, log_target)),
-                        lambda e: _meets(mu, e, log_target))
+    meets = lambda e: _meets(mu, e, log_target)  # noqa: E731
+    return _settle_down(_nudge_up(float(epsilon), meets), meets)
 
 
 @certified("noise")
