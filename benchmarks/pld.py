@@ -25,6 +25,7 @@ Usage::
     python benchmarks/pld.py --json          # one JSON object per run
     python benchmarks/pld.py --only last-digits
     python benchmarks/pld.py --only grids    # dp_accounting at h = 1e-3 and 1e-4, 10³ and 10⁴ steps
+    python benchmarks/pld.py --only tightness  # the default width against the exact references in tests/data
 
 The grid comparison times dp_accounting's ``PLDAccountant(value_discretization_interval=h)`` (q = 0.01,
 z = 1.1) against dpkit at the widest target width whose certified upper ε is at most dp_accounting's ε.
@@ -36,8 +37,15 @@ import argparse
 import json
 import statistics
 import time
+from pathlib import Path
 
-from dpkit.accounting.events import GaussianEvent, LaplaceEvent, PoissonSampledEvent
+from dpkit.accounting.events import (
+    DiscreteLaplaceEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    PoissonSampledEvent,
+    RandomizedResponseEvent,
+)
 from dpkit.accounting.pld import PLDAccountant
 
 RUNS = [  # (q, sigma, steps, target width)
@@ -91,6 +99,46 @@ LAST_DIGITS = [  # (name, dpkit factory, dp_accounting factory, delta)
     ("dp-sgd sigma=1 q=0.01 x1e6", lambda: (PoissonSampledEvent(GaussianEvent(1.0), 0.01), 10**6, 1e-2),
      lambda dpa: (dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 10**6), 1e-5),
 ]
+
+
+def _reference_cases():
+    """(label, event, count, delta, exact ε) of the exact references shipped in tests/data (mpmath, 30–60 digits)."""
+    data = Path(__file__).resolve().parents[1] / "tests" / "data"
+    pld = json.loads((data / "pld_references.json").read_text())
+    pld = {kind: [c for c in cases if "delta" in c] for kind, cases in pld.items() if kind != "generator"}
+    for c in pld["gaussian"]:
+        yield "gaussian", GaussianEvent(c["sigma"]), c["count"], c["delta"], float(c["epsilon"])
+    for c in pld["laplace"]:
+        yield "laplace", LaplaceEvent(c["scale"]), c["count"], c["delta"], float(c["epsilon"])
+    for c in pld["discrete_laplace"]:
+        yield ("discrete laplace", DiscreteLaplaceEvent(c["scale"], c["sensitivity"]), c["count"], c["delta"],
+               float(c["epsilon"]))
+    for c in json.loads((data / "laplace_composition_references.json").read_text())["laplace"]:
+        yield "laplace", LaplaceEvent(c["scale"]), c["count"], c["delta"], float(c["epsilon"])
+    rr = pld["randomized_response"] + json.loads((data / "randomized_response_references.json").read_text())["cases"]
+    for c in rr:
+        yield "randomized response", RandomizedResponseEvent(c["epsilon0"], c["k"]), c["count"], c["delta"], \
+            float(c["epsilon"])
+
+
+def tightness(as_json: bool) -> None:
+    """The default PLDAccountant (no target_width) on every exact reference: how many upper ends lie within
+    1e-6 of the exact ε, how many intervals miss it (must be 0), and the worst excess, per event kind."""
+    rows: dict[str, dict] = {}
+    for label, event, count, delta, exact in _reference_cases():
+        result = PLDAccountant().compose(event, count).get_epsilon(delta)
+        row = rows.setdefault(label, {"cases": 0, "within_1e-6": 0, "missed": 0, "worst_excess": 0.0})
+        excess = result.epsilon - exact
+        row["cases"] += 1
+        row["within_1e-6"] += excess <= 1e-6
+        row["missed"] += excess < -1e-12 * max(1.0, exact) or (result.epsilon_lower or 0.0) > exact * (1 + 1e-12)
+        row["worst_excess"] = max(row["worst_excess"], excess)
+    for label, row in rows.items():
+        if as_json:
+            print(json.dumps({"kind": label, **row}))
+        else:
+            print(f"{label}: {row['within_1e-6']}/{row['cases']} within 1e-6 of exact, {row['missed']} intervals "
+                  f"missing it, worst excess {row['worst_excess']:.3g}")
 
 
 def last_digits(repeats: int, as_json: bool) -> None:
@@ -193,9 +241,12 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--prv-max-steps", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3, help="interleaved repetitions of the last-digits runs")
-    parser.add_argument("--only", choices=("dpsgd", "last-digits", "grids"), default=None)
+    parser.add_argument("--only", choices=("dpsgd", "last-digits", "grids", "tightness"), default=None)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.only == "tightness":
+        tightness(args.json)
+        return
     if args.only in (None, "grids"):
         grid_comparison(max(args.repeats, 5), args.json, args.delta)
     if args.only == "grids":

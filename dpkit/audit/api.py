@@ -195,8 +195,12 @@ def _validate(runner: Runner, pair_list: list[Any], shortlist: list[Candidate], 
     their selection counts and shrunk against the event (:func:`~dpkit.audit.events.shrunk_frequencies`):
     the selection's ranking favours events whose counts were lucky, the fresh counts dilute that
     luck, and the pooled counts are less noisy than the held-out ones alone (rare events with a few
-    dozen counts would otherwise be ranked by the luck of the validation instead). The candidates
-    keep the held-out counts alone, unbiased, to plan the confirmation (``samples="auto"``)."""
+    dozen counts would otherwise be ranked by the luck of the validation instead). A
+    likelihood-ratio set is the exception: its codes were picked one by one for their selection
+    counts (e.g. three rare float-bit codes with 35 outputs on one input and 1 on the other among
+    thousands of codes), so its selection counts are mostly luck and pooling keeps it on top; its
+    score is capped by the held-out counts alone (unshrunk). The candidates keep the held-out
+    counts alone, unbiased, to plan the confirmation (``samples="auto"``)."""
     out: list[Candidate] = []
     for pi in dict.fromkeys(c.pair_index for c in shortlist):
         mine = [c for c in shortlist if c.pair_index == pi]
@@ -207,6 +211,9 @@ def _validate(runner: Runner, pair_list: list[Any], shortlist: list[Candidate], 
             a, b = _oriented(c, (c1[j], c2[j]))
             pooled = (a + c.counts[0], n + c.counts[1], b + c.counts[2], n + c.counts[3])
             pred = float(predicted_bound(objective, *pooled, confirm_size=confirm, z=z, delta=delta))
+            if c.event.shape == "likelihood-ratio set":  # chosen code by code on the selection: capped by held-out
+                pred = min(pred, float(predicted_bound(objective, a, n, b, n, confirm_size=confirm, z=z, delta=delta,
+                                                       shrink=0.0)))
             out.append(dataclasses.replace(c, predicted=pred, counts=(a, n, b, n)))  # unbiased: plans the confirmation
     return out
 

@@ -102,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, calibrating: bool) -> None
     acc.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp", help="accountant (default rdp)")
     acc.add_argument("--target-width", type=float, metavar="W",
                      help="PLD only: refine the grid until the certified interval [lower, upper] of epsilon is at "
-                          "most W wide (default 1e-4); the width reached is printed")
+                          "most W wide (default 1e-5, best effort); the width reached is printed")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 

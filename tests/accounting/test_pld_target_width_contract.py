@@ -111,3 +111,23 @@ def test_the_default_width_is_best_effort():
     accountant = PLDAccountant().compose(RandomizedResponseEvent(1.0, 3), 1000)
     assert not accountant.width_asked
     assert math.isfinite(accountant.get_epsilon(1e-13).epsilon)
+
+
+def test_get_delta_meets_the_width_asked_or_refuses_in_one_line():
+    ledger = [(LaplaceEvent(1.0), 10)]
+    met = PLDAccountant(target_width=1e-3)
+    for event, count in ledger:
+        met.compose(event, count)
+    answer = met.get_delta(2.0)
+    assert answer.delta_lower is not None and answer.delta - answer.delta_lower <= 1e-3 * answer.delta
+    refused = PLDAccountant(target_width=1e-300)
+    for event, count in ledger:
+        refused.compose(event, count)
+    with pytest.raises(TargetWidthError, match="target_width=1e-300 not reached at epsilon=2") as caught:
+        refused.get_delta(2.0)
+    assert "\n" not in str(caught.value)
+    # without an explicit width the same query is best effort: an interval, not a refusal
+    best_effort = PLDAccountant()
+    for event, count in ledger:
+        best_effort.compose(event, count)
+    assert best_effort.get_delta(2.0).delta <= answer.delta * (1 + 1e-3) + 1e-15

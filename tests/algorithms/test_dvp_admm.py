@@ -207,12 +207,15 @@ def test_paper_variant_claim_is_invalid_and_the_ledger_composes():
     assert any("exact minimiser" in n for n in res.notes)
 
 
-def test_outputs_are_the_published_minimisers():
-    """The returned models are the last released values (the perturbed minimisers, Zhang & Zhu eq. (15)) and
-    the model is their mean: re-running the rounds with the same noise reproduces them from the transcript."""
+@pytest.mark.parametrize("average", [None, "tail", "last"])
+def test_outputs_are_the_published_minimisers(average):
+    """The returned models are post-processing of the released values (the perturbed minimisers, Zhang & Zhu
+    eq. (15)): on 3 nodes by default each node's broadcasts of rounds t >= T/2 averaged, with "last" its last
+    broadcast, and the model is their mean; re-running the rounds with the same noise reproduces them from the
+    transcript."""
     parts = _parts(P=3, B=200)
     graph = path(3)
-    res = D.train_dvp_admm(parts, graph, budget=Budget(3.0, 1e-5), iterations=5, rng=7)
+    res = D.train_dvp_admm(parts, graph, budget=Budget(3.0, 1e-5), iterations=5, rng=7, average=average)
     noise = N.gaussian_noise(Budget(3.0, 1e-5), 5, res.config["loss_weight"] / np.array([p.n for p in parts]),
                              res.config["rho"] + 2 * res.config["eta"] * graph.degrees)
     F = local_objectives(parts, loss_weight=res.config["loss_weight"], regularisation=res.config["rho"])
@@ -220,8 +223,20 @@ def test_outputs_are_the_published_minimisers():
     perturbed_dual_admm(F, graph, eta=res.config["eta"], iterations=5, mechanisms=noise.mechanisms,
                         rng=np.random.default_rng(7), ledger=PrivacyLedger(3),
                         on_round=lambda t, published, duals: seen.append(published.copy()))
-    np.testing.assert_allclose(res.models, seen[-1], atol=1e-8)
-    np.testing.assert_allclose(res.model, seen[-1].mean(axis=0), atol=1e-8)
+    expected = seen[-1] if average == "last" else np.mean(seen[2:], axis=0)  # rounds 2, 3, 4 of T = 5
+    assert res.config["average"] == (average or "tail")
+    assert not np.allclose(seen[-1], np.mean(seen[2:], axis=0), atol=1e-6)  # the two outputs differ here
+    np.testing.assert_allclose(res.models, expected, atol=1e-8)
+    np.testing.assert_allclose(res.model, expected.mean(axis=0), atol=1e-8)
+
+
+def test_default_average_rule():
+    """The tail mean on graphs of at most TAIL_MAX_NODES nodes (corrected variants), the last broadcast otherwise
+    and always in the paper variant."""
+    assert [D.default_average("corrected", n) for n in (2, 3, 4, 10)] == ["tail", "tail", "last", "last"]
+    assert D.default_average("corrected-pure", 2) == "tail" and D.default_average("paper", 2) == "last"
+    with pytest.raises(ValueError, match="nodes"):
+        D.default_average("corrected", 0)
 
 
 def test_admm_converges_to_the_centralised_optimum():

@@ -42,3 +42,20 @@ def test_targets_c_and_d_do_not_apply_below_a_five_point_margin():
     targets = _table_targets()(report, {1.0: {"accuracy": [0.5]}, 3.0: {"accuracy": [0.5]}})
     assert targets["recovered_high"] is None and targets["behind_baseline"] is None
     assert not targets["high_miss"] and not targets["baseline_miss"]
+
+
+def _table_verdicts():
+    spec = importlib.util.spec_from_file_location("benchmark_training", ROOT / "benchmarks" / "training.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.table_verdicts
+
+
+def test_target_e_fails_a_run_over_sixty_seconds():
+    report = {**_report(760), "rows": {}}
+    runs = {1.0: {"accuracy": [0.74], "seconds": [59.9]}, 3.0: {"accuracy": [0.76], "seconds": [12.0]}}
+    checks = dict((text.split(" ")[0], ok) for text, ok in _table_verdicts()(report, runs))
+    assert checks["(e)"] is True
+    runs[3.0]["seconds"] = [12.0, 60.1]
+    checks = dict((text.split(" ")[0], ok) for text, ok in _table_verdicts()(report, runs))
+    assert checks["(e)"] is False

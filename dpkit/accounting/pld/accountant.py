@@ -104,6 +104,14 @@ _MAX_DISCRETE_LAPLACE_SENSITIVITY = 10**6
 #: estimate (:mod:`.algebra`) missed it: at δ = 1e-9 to 2e-11 the untilted interval's lower end was above the exact
 #: ε (2 of 40 compositions of up to 200 Gaussians checked against mpmath; 0 of 40 at this threshold).
 TILTED_BELOW = 1e-8
+#: The default ``target_width`` of ε: the certified upper end is then at or below dp_accounting's default
+#: (value_discretization_interval 1e-4) answer on DP-SGD at 10³ and 10⁴ steps (benchmarks/pld.py), and faster.
+DEFAULT_WIDTH = 1e-5
+#: The default relative width of δ in :meth:`PLDAccountant.get_delta`.
+DEFAULT_DELTA_WIDTH = 1e-4
+#: Below TILTED_BELOW a ledger composed directly on its lattice keeps that route down to this δ (its pmf's
+#: δ(ε) carries a 1e-60 allowance for subnormal tail sums, :meth:`.LossPmf.epsilon`).
+_DIRECT_MIN_DELTA = 1e-40
 #: :meth:`PLDAccountant.get_delta` recomputes δ(ε) by tilting when the untilted upper bound is below this.
 TILTED_DELTA_BELOW = 1e-9
 #: Grid points the lower end of sampling without replacement may use when the dominating pair's grid is smaller.
@@ -194,7 +202,8 @@ def _dominant(events: list[PrivacyEvent]) -> PrivacyEvent | None:
 
 
 class TargetWidthError(ValueError):
-    """:meth:`PLDAccountant.get_epsilon` cannot certify an interval as narrow as the ``target_width`` asked for."""
+    """:meth:`PLDAccountant.get_epsilon` or :meth:`PLDAccountant.get_delta` cannot certify an interval as narrow
+    as the ``target_width`` asked for."""
 
 
 class PLDAccountant(Accountant):
@@ -210,7 +219,8 @@ class PLDAccountant(Accountant):
     target_width
         Automatic mode: shrink h until ``epsilon − epsilon_lower ≤ target_width`` (for
         :meth:`get_epsilon`) or ``delta − delta_lower ≤ target_width · delta`` (for
-        :meth:`get_delta`). ``None`` (default): 1e-4 (dp_accounting's default grid spacing), best effort (a wider interval is returned with a
+        :meth:`get_delta`). ``None`` (default): :data:`DEFAULT_WIDTH` for ε (its upper end is then at least as
+        tight as dp_accounting's default grid's ε) and :data:`DEFAULT_DELTA_WIDTH` for δ, best effort (a wider interval is returned with a
         note). Given explicitly, :meth:`get_epsilon` raises :class:`TargetWidthError` (one line) when
         it cannot certify an interval that narrow.
     tail_mass
@@ -230,7 +240,8 @@ class PLDAccountant(Accountant):
     μ = √Σ(Δᵢ/σᵢ)² before discretising.
 
     Below δ = :data:`TILTED_BELOW` :meth:`get_epsilon` composes by exponential tilting
-    (:mod:`.tilted`), which keeps ε finite and certified down to δ = 1e-300; :meth:`get_delta` and
+    (:mod:`.tilted`), which keeps ε finite and certified down to δ = 1e-300 (a ledger composed directly on its
+    lattice keeps that exact route down to δ = :data:`_DIRECT_MIN_DELTA`); :meth:`get_delta` and
     :meth:`delta_curve` do the same where δ(ε) is below :data:`TILTED_DELTA_BELOW`. Both tilted
     paths refine h to ``target_width``.
 
@@ -265,7 +276,9 @@ class PLDAccountant(Accountant):
         self.value_discretization_interval = value_discretization_interval
         #: Whether ``target_width`` was asked for: then :meth:`get_epsilon` refuses a wider interval.
         self.width_asked = target_width is not None
-        self.target_width = 1e-4 if target_width is None else check_positive("target_width", target_width)
+        self.target_width = DEFAULT_WIDTH if target_width is None else check_positive("target_width", target_width)
+        #: The relative width :meth:`get_delta` refines to (``target_width`` if given).
+        self.delta_width = DEFAULT_DELTA_WIDTH if target_width is None else self.target_width
         self.tail_mass = check_open_unit("tail_mass", tail_mass)
         self.max_grid_points = check_integer("max_grid_points", max_grid_points, minimum=16)
         self._cache: dict[tuple[str, float], _Composed] = {}
@@ -572,7 +585,7 @@ class PLDAccountant(Accountant):
             return math.inf
         return span / (h * _REFINE_POINTS)
 
-    def _refine(self, measure) -> tuple[_Composed, Any, list[str]]:
+    def _refine(self, measure, target: float) -> tuple[_Composed, Any, list[str]]:
         """Shrink h until ``measure(composed)`` says the interval is narrow enough.
 
         The next h aims at 85% of the target width assuming the width scales like h² (like
@@ -635,9 +648,9 @@ class PLDAccountant(Accountant):
             if width <= 0:
                 factor = 0.5
             elif order >= 2:
-                factor = math.sqrt(0.85 * self.target_width / width)
+                factor = math.sqrt(0.85 * target / width)
             else:
-                factor = 0.85 * self.target_width / width
+                factor = 0.85 * target / width
             factor = min(factor, 0.7)
             affordable = self._affordable_factor(pairs, h)
             if factor < affordable:
@@ -723,10 +736,15 @@ class PLDAccountant(Accountant):
         raise TargetWidthError(f"target_width={self.target_width:g} not reached at delta={result.delta:g}: {interval}"
                                + (f" ({reason})" if reason else "") + "; ask for a wider target_width")
 
+    def _tilts(self, delta: float) -> bool:
+        """Whether :meth:`_grid_epsilon` composes by exponential tilting at ``delta``: below :data:`TILTED_BELOW`,
+        unless the ledger is composed directly on its lattice (then down to :data:`_DIRECT_MIN_DELTA`)."""
+        return delta < TILTED_BELOW and not (delta >= _DIRECT_MIN_DELTA and self._composed_directly())
+
     def _grid_epsilon(self, delta: float) -> AccountingResult:
-        """The PLD's own interval at ``delta``: the FFT composition, or exponential tilting below
-        :data:`TILTED_BELOW`."""
-        if delta < TILTED_BELOW:
+        """The PLD's own interval at ``delta``: the FFT (or direct lattice) composition, or exponential tilting
+        where :meth:`_tilts` says so."""
+        if self._tilts(delta):
             return self._tiny_delta_epsilon(delta)
 
         def measure(c: _Composed):
@@ -736,7 +754,7 @@ class PLDAccountant(Accountant):
             # An infinite upper end comes from the +∞ atom, which no finer grid removes.
             return (upper, lower), width, width <= self.target_width or math.isinf(upper)
 
-        composed, (upper, lower), notes = self._refine(measure)
+        composed, (upper, lower), notes = self._refine(measure, self.target_width)
         if composed.h < _MIN_SPACING:
             return self._unresolved(delta, composed.h, list(notes))
         if math.isinf(upper):
@@ -756,10 +774,25 @@ class PLDAccountant(Accountant):
         notes.append(f"certified interval [{lower:.9g}, {upper:.9g}], width {upper - lower if math.isfinite(upper) else math.inf:.3g}")
         return self._result(upper, delta, _METHOD, epsilon_lower=lower, notes=tuple(notes))
 
+    def _composed_directly(self) -> bool:
+        """Whether the automatic mode composes this ledger on its lattice by direct convolution (:mod:`.lattice`):
+        every composed mass is then certified to relative precision, so at small δ tilting gains nothing."""
+        pairs = self._pairs()
+        h = self._start_h(pairs, [])
+        if not self._exact_at(h, pairs):
+            return False
+        try:
+            sizes = [(discretise(loss, h, self.tail_mass, self.max_grid_points)[0].size, count)
+                     for (remove, add), count in pairs for loss in (remove, add) if loss is not None]
+        except GridTooLargeError:
+            return False
+        return lattice_pmf.direct_work(sizes) <= lattice_pmf.DIRECT_WORK
+
     def _best_route(self, delta: float) -> AccountingResult:
         """ε at ``delta`` as the smallest certified upper bound of these routes (each sound on its own):
 
-        * ``pld``: the FFT composition (:meth:`_grid_epsilon`; exponential tilting below :data:`TILTED_BELOW`);
+        * ``pld``: the FFT or direct lattice composition (:meth:`_grid_epsilon`; exponential tilting below
+          :data:`TILTED_BELOW`, except on a lattice composed directly);
         * ``pld-tilted``: exponential tilting at ``delta`` where the FFT's interval is ∞ (its round-off
           allowance, which grows with the count, exceeds δ), wider than ``target_width``, or refused;
         * ``gdp``: exact μ-GDP for ledgers of Gaussians (Dong, Roth & Su 2022, Cor. 3.3), which needs no grid
@@ -783,8 +816,9 @@ class PLDAccountant(Accountant):
             candidates.append(("gdp", gdp))
         if gdp is None or self.width_asked or self._gaussian_mu() <= _GRID_MU_LIMIT:
             try:
-                own = self._grid_epsilon(delta)
-                candidates.append(("pld-tilted" if delta < TILTED_BELOW else "pld", own))
+                tilts = self._tilts(delta)
+                own = self._tiny_delta_epsilon(delta) if tilts else self._grid_epsilon(delta)
+                candidates.append(("pld-tilted" if tilts else "pld", own))
             except GridTooLargeError as error:
                 refusal = error
             if delta >= TILTED_BELOW and not self._narrow(own):
@@ -855,7 +889,7 @@ class PLDAccountant(Accountant):
 
         def certified(index: int) -> AccountingResult | None:
             try:
-                answer = self.get_delta(_INVERSION_LADDER[index])
+                answer = self._delta_interval(_INVERSION_LADDER[index])
             except (ValueError, ArithmeticError):
                 return None
             return answer if answer.delta <= delta else None
@@ -986,8 +1020,30 @@ class PLDAccountant(Accountant):
         return self._result(upper, delta, _METHOD, epsilon_lower=lower, notes=tuple(notes))
 
     def get_delta(self, epsilon: float) -> AccountingResult:
-        """Upper bound on δ at ``epsilon``, with the certified lower bound ``delta_lower``."""
+        """Upper bound on δ at ``epsilon``, with the certified lower bound ``delta_lower``.
+
+        With an explicit ``target_width``, an interval wider than ``target_width · delta`` (and than
+        1e-15 absolute, the round-off floor of the sums) is refused with :class:`TargetWidthError`."""
         epsilon = check_target_epsilon(epsilon)
+        result = self._delta_interval(epsilon)
+        if self.width_asked:
+            self._check_delta_width(result)
+        return result
+
+    def _check_delta_width(self, result: AccountingResult) -> None:
+        """Refuse (one line) an interval [delta_lower, delta] wider than ``target_width`` relative to δ."""
+        lower, upper = result.delta_lower, result.delta
+        if lower is not None and (upper - lower <= self.target_width * upper or upper - lower <= 1e-15):
+            return
+        interval = ("no certified lower end" if lower is None else
+                    f"the certified interval [{lower!r}, {upper!r}] is {(upper - lower) / upper:.3g} of delta wide")
+        reason = next((n for n in result.notes if n.startswith(("target width not reached", "no certified lower end"))),
+                      "")
+        raise TargetWidthError(f"target_width={self.target_width:g} not reached at epsilon={result.epsilon:g}: "
+                               f"{interval}" + (f" ({reason})" if reason else "") + "; ask for a wider target_width")
+
+    def _delta_interval(self, epsilon: float) -> AccountingResult:
+        """:meth:`get_delta` without the width contract (the ``get_delta inversion`` route uses it too)."""
         if not self._ledger or not self._pairs():
             return self._result(epsilon, 0.0, _METHOD, delta_lower=0.0, notes=("empty ledger",))
 
@@ -995,7 +1051,7 @@ class PLDAccountant(Accountant):
             upper = max(c.remove[0].delta(epsilon), c.add[0].delta(epsilon))
             lower = max(c.remove[1].delta(epsilon), c.add[1].delta(epsilon))
             width = upper - lower
-            return (upper, lower), width / max(upper, 1e-300), width <= self.target_width * upper or width <= 1e-15
+            return (upper, lower), width / max(upper, 1e-300), width <= self.delta_width * upper or width <= 1e-15
 
         pairs = self._pairs()
         total = sum(count for _, count in pairs)
@@ -1004,7 +1060,7 @@ class PLDAccountant(Accountant):
             upper, lower, h = self._tiny_delta_delta(epsilon, 1.0, 0.0, notes := [])  # δ is certainly tiny
             composed = None
         else:
-            composed, (upper, lower), notes = self._refine(measure)
+            composed, (upper, lower), notes = self._refine(measure, self.delta_width)
             h = composed.h
             if upper < TILTED_DELTA_BELOW:
                 upper, lower, h = self._tiny_delta_delta(epsilon, upper, lower, notes)
@@ -1092,13 +1148,15 @@ class PLDAccountant(Accountant):
                 break
             upper, lower, last_h = min(upper, step_upper), max(lower, step_lower), h
             width = (upper - lower) / upper if upper > 1e-300 else 0.0  # below 1e-300: δ = 0 to the bar's precision
-            if fixed is not None or width <= self.target_width:
+            if fixed is not None or width <= self.delta_width:
                 break
-            if _stalled(width, previous):
+            # refinement is steered by this grid's own interval: the kept ends may come from the untilted grid
+            own = (step_upper - step_lower) / step_upper if step_upper > 1e-300 else 0.0
+            if _stalled(own, previous):
                 notes.append(f"target width not reached: refining h to {h:.3g} left the relative width at "
                              f"{width:.3g} (the lower end is limited by the optimistic construction's allowances)")
                 break
-            factor, previous = _next_factor(self.target_width, width, h, previous), (h, width)
+            factor, previous = _next_factor(self.delta_width, own, h, previous), (h, own)
             new_h = self._aligned(lattice, h * factor)
             h = new_h if new_h < h else self._aligned(lattice, h / 2)
         else:

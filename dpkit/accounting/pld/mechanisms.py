@@ -106,18 +106,29 @@ class PrivacyLoss(abc.ABC):
 
 def _split_masses(cdf: np.ndarray, sf: np.ndarray) -> np.ndarray:
     """Masses of consecutive intervals (t_j, t_{j+1}] from cdf and sf, each side where accurate."""
-    from_cdf = cdf[1:] - cdf[:-1]
-    from_sf = sf[:-1] - sf[1:]
-    return np.maximum(np.where(cdf[1:] <= 0.5, from_cdf, from_sf), 0.0)
+    masses = cdf[1:] - cdf[:-1]
+    np.copyto(masses, sf[:-1] - sf[1:], where=~(cdf[1:] <= 0.5))
+    return np.maximum(masses, 0.0, out=masses)
+
+
+def _scale(masses: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """``e^{ref_k} · masses[k, j]`` (0 stays 0). Where every e^{ref} is a normal float, as a product (within
+    2 ulps; a subnormal mass keeps the absolute error it has); otherwise as exp(ref + log mass), which neither
+    overflows nor passes through a subnormal factor."""
+    if ref.size and -700.0 <= float(np.min(ref)) and float(np.max(ref)) <= 700.0:
+        return masses * np.exp(ref)[:, None]
+    positive = masses > 0
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(positive, np.exp(ref[:, None] + np.log(np.where(positive, masses, 1.0))), 0.0)
 
 
 def _ndtr(z: np.ndarray) -> np.ndarray:
     """Φ(z), down to the subnormal range (``special.ndtr`` returns 0 below z ≈ −37.5, where Φ is
     still ≥ 1e-308; exp(log Φ) keeps it down to z ≈ −38.5, which tiny δ needs)."""
     out = special.ndtr(z)
-    deep = z < -37.0
+    deep = (z < -37.0) & (z > -40.0)  # (below −40, log Φ < −800: the exponential is 0, as ndtr's value)
     if np.any(deep):
-        out = np.where(deep, np.exp(special.log_ndtr(np.minimum(z, -37.0))), out)
+        out[deep] = np.exp(special.log_ndtr(z[deep]))
     return out
 
 
@@ -125,10 +136,14 @@ def _ndtr_pair(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(Φ(z), Φ(−z)) with one evaluation of :func:`_ndtr`: the smaller of the two at −|z| (accurate deep in the
     tail), the other as 1 minus it (at least 1/2, so exact to an ulp). Masses are taken from the smaller side
     (:func:`_split_masses`), so nothing is lost, and the Gaussian discretisation evaluates Φ half as often."""
-    small = _ndtr(-np.abs(z))
+    small = np.abs(z)
+    small = _ndtr(np.negative(small, out=small))
     big = 1.0 - small
     positive = z > 0
-    return np.where(positive, big, small), np.where(positive, small, big)
+    cdf = small.copy()
+    np.copyto(cdf, big, where=positive)
+    np.copyto(big, small, where=positive)
+    return cdf, big
 
 
 #: Spacing of subnormal doubles: the absolute rounding error of a distribution-function value below 2.3e-308.
@@ -147,8 +162,10 @@ class GaussianLoss(PrivacyLoss):
     def cdf_sf(self, t, *, strict=False):
         t = np.asarray(t, dtype=float)
         mu = self.mu
-        p_cdf, p_sf = _ndtr_pair((t - mu * mu / 2.0) / mu)
-        q_cdf, q_sf = _ndtr_pair((t + mu * mu / 2.0) / mu)
+        z = t - mu * mu / 2.0
+        p_cdf, p_sf = _ndtr_pair(np.divide(z, mu, out=z))
+        z = t + mu * mu / 2.0
+        q_cdf, q_sf = _ndtr_pair(np.divide(z, mu, out=z))
         return p_cdf, p_sf, q_cdf, q_sf
 
     def bounds(self, tail):
@@ -324,15 +341,33 @@ def _phi(t: np.ndarray, q: float) -> np.ndarray:
     t = np.asarray(t, dtype=float)
     out = np.full(t.shape, -np.inf)
     floor = math.log1p(-q) if q < 1.0 else -math.inf
+    log_q = math.log(q)
+    if t.ndim == 1 and t.size > 1 and (bool(np.all(t[1:] >= t[:-1])) or bool(np.all(t[1:] <= t[:-1]))):
+        # a sorted grid (discretise's edges, or their negation): each formula on one slice, no gathers
+        ascending = t[0] <= t[-1]
+        tt = t if ascending else np.ascontiguousarray(t[::-1])
+        start, split = np.searchsorted(tt, [floor, 1.0], side="right")
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            out[start:split] = np.log(np.expm1(tt[start:split]) + q) - log_q
+            big = tt[max(start, split):]
+            out[max(start, split):] = big + np.log1p(-(1.0 - q) * np.exp(-big)) - log_q
+        return out if ascending else np.ascontiguousarray(out[::-1])  # (downstream ufuncs prefer unit strides)
     ok = t > floor
     tt = t[ok]
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         small = tt <= 1.0
         val = np.empty_like(tt)
-        val[small] = np.log(np.expm1(tt[small]) + q) - math.log(q)
+        val[small] = np.log(np.expm1(tt[small]) + q) - log_q
         big = ~small
-        val[big] = tt[big] + np.log1p(-(1.0 - q) * np.exp(-tt[big])) - math.log(q)
+        val[big] = tt[big] + np.log1p(-(1.0 - q) * np.exp(-tt[big])) - log_q
     out[ok] = val
+    return out
+
+
+def _mix(b0: np.ndarray, b1: np.ndarray, q: float) -> np.ndarray:
+    """(1 − q)·b0 + q·b1 (the mixture of :class:`SubsampledLoss`), with one temporary array."""
+    out = np.multiply(b0, 1 - q)
+    out += np.multiply(b1, q)
     return out
 
 
@@ -373,10 +408,10 @@ class SubsampledLoss(PrivacyLoss):
         q = self.rate
         if self.direction == "remove":
             b1c, b1s, b0c, b0s = self.base.cdf_sf(_phi(t, q))
-            return (1 - q) * b0c + q * b1c, (1 - q) * b0s + q * b1s, b0c, b0s
+            return _mix(b0c, b1c, q), _mix(b0s, b1s, q), b0c, b0s
         # L ≤ t  ⟺  ψ(ℓ) ≥ −t  ⟺  ℓ ≥ φ(−t)
         b1c, b1s, b0c, b0s = self.base.cdf_sf(_phi(-t, q), strict=True)
-        return b0s, b0c, (1 - q) * b0s + q * b1s, (1 - q) * b0c + q * b1c
+        return b0s, b0c, _mix(b0s, b1s, q), _mix(b0c, b1c, q)
 
     def bounds(self, tail):
         lo, hi = self.base.bounds(tail)
@@ -463,27 +498,24 @@ def discretise(loss: PrivacyLoss, h: float, tail: float, max_points: int) -> tup
     if n > max_points:
         raise GridTooLargeError(f"discretisation needs {n} grid points > max_points={max_points}", needed=n)
     grid = shift + (k0 + np.arange(n)) * h
-    # Each cell (l_k, l_{k+1}] is cut at l_k + η, its midpoint and l_{k+1} − η (η = 1e-6 h):
-    # tangents are taken at one of these three points (see below).
-    eta = 1e-6 * h
-    cuts = np.stack((grid[:-1], grid[:-1] + eta, grid[:-1] + h / 2.0, grid[1:] - eta), axis=1).ravel()
-    edges = np.concatenate((cuts, grid[-1:]))
+    # Each cell (l_k, l_{k+1}] is cut at its midpoint, where most cells take their tangent (see
+    # below); the few cells whose tangent moves next to an end are also cut there, on demand.
+    edges = np.empty(2 * n - 1)
+    edges[0::2] = grid
+    edges[1::2] = grid[:-1] + h / 2.0
     p_cdf, p_sf, q_cdf, q_sf = loss.cdf_sf(edges)
-    pm = _split_masses(p_cdf, p_sf).reshape(-1, 4)
+    pm = _split_masses(p_cdf, p_sf).reshape(-1, 2)
     below, above = float(p_cdf[0]), float(p_sf[-1])
-    p_cell = pm.sum(axis=1)
+    p_cell = pm[:, 0] + pm[:, 1]
     left_points = grid[:-1]
     # Q enters only as e^{l_k}·(Q-mass of a part of cell k): of the order of P-masses. A loss that
     # can compute it directly (:meth:`PrivacyLoss.scaled_q_masses`) avoids Q-masses that
     # underflow into subnormals (tiny δ with large losses).
-    cell_edges = edges[4 * np.arange(n - 1)[:, None] + np.arange(5)]
-    xqm = loss.scaled_q_masses(cell_edges, left_points)
+    xqm = loss.scaled_q_masses(np.lib.stride_tricks.sliding_window_view(edges, 3)[::2], left_points)
     scaled = xqm is not None
     if not scaled:
-        qm = _split_masses(q_cdf, q_sf).reshape(-1, 4)
-        with np.errstate(divide="ignore", over="ignore"):
-            xqm = np.where(qm > 0, np.exp(left_points[:, None] + np.log(np.where(qm > 0, qm, 1.0))), 0.0)
-    xq_cell = xqm.sum(axis=1)
+        xqm = _scale(_split_masses(q_cdf, q_sf).reshape(-1, 2), left_points)
+    xq_cell = xqm[:, 0] + xqm[:, 1]
 
     # Connect the dots: b_k = (P_k − e^{l_k} Q_k)/(1 − e^{−h}) to l_{k+1}, the rest to l_k.
     b = np.clip((p_cell - xq_cell) / -math.expm1(-h), 0.0, p_cell)
@@ -510,42 +542,59 @@ def discretise(loss: PrivacyLoss, h: float, tail: float, max_points: int) -> tup
     # the tangent at their midpoint (second-order error) except where that would leave a
     # negative mass next to them (a concentrated end of the support, an atom at the end of a
     # continuous part); there the tangent moves next to the cell's end (mode -1: l_k + η,
-    # +1: l_{k+1} − η). The first and last cells always do, which keeps the curve exact at
-    # both ends of the grid.
+    # +1: l_{k+1} − η, η = 1e-6 h). The first and last cells always do, which keeps the curve
+    # exact at both ends of the grid.
     mode = np.zeros(n - 1, dtype=int)
     mode[0] = -1
     if n > 2:
         mode[-1] = 1
     e_h = math.exp(h)
     denominator = math.expm1(h)
+    eta = 1e-6 * h
+    # P-mass and e^{l_k}·Q-mass of cell k below its tangent point (the midpoint until the cell moves it).
+    below_p, below_xq = pm[:, 0].copy(), xqm[:, 0].copy()
 
-    def build(mode: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # Tangent point of cell k: l_k + η (mode −1), midpoint (0) or l_{k+1} − η (+1); the
-        # deficit at l_k uses the cell mass below the tangent point, at l_{k+1} the mass above.
-        split = np.where(mode < 0, 1, np.where(mode == 0, 2, 3))
-        below_p = np.cumsum(pm, axis=1)[np.arange(n - 1), split - 1]
-        below_xq = np.cumsum(xqm, axis=1)[np.arange(n - 1), split - 1]  # e^{l_k} · Q-mass below the split
-        right_p, right_xq = below_p, below_xq
-        left_p, left_xq = p_cell - below_p, xq_cell - below_xq
+    def move(cells: np.ndarray) -> None:
+        # cells whose mode became ±1: their masses below l_k + η or l_{k+1} − η
+        if cells.size == 0:
+            return
+        start = left_points[cells]
+        cut = np.where(mode[cells] < 0, start + eta, grid[cells + 1] - eta)
+        part_edges = np.stack((start, cut), axis=1)
+        pc, ps, qc, qs = loss.cdf_sf(part_edges.ravel())
+        below_p[cells] = _split_masses(pc, ps)[0::2]
+        xq = loss.scaled_q_masses(part_edges, start)
+        below_xq[cells] = xq[:, 0] if xq is not None else _scale(_split_masses(qc, qs)[0::2, None], start)[:, 0]
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        # the deficit at l_k uses the cell mass below the tangent point, at l_{k+1} the mass above.
         d = np.zeros(n)
-        d[:-1] = right_p - right_xq
-        d[1:] = np.maximum(d[1:], e_h * left_xq - left_p)
-        d = np.maximum(d, 0.0)
+        np.subtract(below_p, below_xq, out=d[:-1])
+        above_xq = xq_cell - below_xq
+        above_xq *= e_h
+        above_xq -= p_cell - below_p
+        np.maximum(d[1:], above_xq, out=d[1:])
+        np.maximum(d, 0.0, out=d)
         d[0] = d[-1] = 0.0
         return d, correct(d)
 
     def correct(d: np.ndarray) -> np.ndarray:
         s = np.diff(d)
-        g = (np.concatenate((s, [0.0])) - e_h * np.concatenate(([0.0], s))) / denominator
-        out = ctd - g
+        g = np.zeros(n)
+        g[:-1] = s
+        g[1:] -= e_h * s
+        out = ctd - g / denominator
         out[-1] += above
         return out
 
     # Negative masses below this local level are float round-off, not non-convexity: they
     # are clipped (and counted in the deficit) rather than repaired.
-    local = np.maximum(ctd, np.maximum(np.concatenate(([0.0], ctd[:-1])), np.concatenate((ctd[1:], [0.0]))))
+    local = ctd.copy()
+    np.maximum(local[1:], ctd[:-1], out=local[1:])
+    np.maximum(local[:-1], ctd[1:], out=local[:-1])
     tolerance = -np.maximum(1e-12 * local, 1e-25)  # below 1e-25 absolute: negligible, clipped
-    d, optimistic_probs = build(mode)
+    move(np.nonzero(mode)[0])
+    d, optimistic_probs = build()
     for _ in range(16):
         bad = np.nonzero(optimistic_probs < tolerance)[0]
         if bad.size == 0:
@@ -560,7 +609,8 @@ def discretise(loss: PrivacyLoss, h: float, tail: float, max_points: int) -> tup
             break
         mode[switch_low] = -1
         mode[switch_high] = 1
-        d, optimistic_probs = build(mode)
+        move(np.concatenate((switch_low, switch_high)))
+        d, optimistic_probs = build()
     for _ in range(50):
         bad = np.nonzero(optimistic_probs[1:-1] < tolerance[1:-1])[0] + 1
         if bad.size == 0 or -float(np.sum(optimistic_probs[bad])) > 1e-6:

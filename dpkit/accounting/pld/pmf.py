@@ -20,6 +20,9 @@ import math
 
 import numpy as np
 
+#: Grid points per block of the tail sums of :meth:`LossPmf.epsilon`.
+_BLOCK = 1024
+
 
 @dataclasses.dataclass(frozen=True)
 class LossPmf:
@@ -47,6 +50,12 @@ class LossPmf:
         Order in h of the discretisation error (2: connect-the-dots / tangent construction;
         1: the first-order optimistic fallback of :func:`~dpkit.accounting.pld.mechanisms.discretise`).
         A composition has the smallest order of its parts.
+    noise
+        A bound on the absolute round-off of every entry of ``probs`` that is not yet in
+        ``infinity_mass`` or ``deficit`` (the noise floor of an FFT power,
+        :func:`~dpkit.accounting.pld.algebra.self_compose`): δ(ε) moves by at most ``noise`` times the
+        number of entries above ε, which :meth:`delta`, :meth:`delta_many` and :meth:`epsilon` add on the
+        safe side. Anything else that reads the masses first calls :meth:`settled`.
     """
 
     h: float
@@ -57,11 +66,29 @@ class LossPmf:
     deficit: float = 0.0
     shift: float = 0.0
     order: int = 2
+    noise: float = 0.0
+
+    def settled(self) -> "LossPmf":
+        """This pmf with :attr:`noise` paid for every entry at once (on the +∞ atom if pessimistic, in the
+        deficit if optimistic), for uses that do not count the entries above ε."""
+        if not self.noise:
+            return self
+        paid = self.noise * self.size
+        if self.pessimistic:
+            return dataclasses.replace(self, infinity_mass=min(1.0, self.infinity_mass + paid), noise=0.0)
+        return dataclasses.replace(self, deficit=self.deficit + paid, noise=0.0)
+
+    def _noise_above(self, count):
+        """The allowance for :attr:`noise` over ``count`` entries, signed towards safety."""
+        return (self.noise if self.pessimistic else -self.noise) * count
 
     @functools.cached_property
     def losses(self) -> np.ndarray:
         """The loss value of every entry of ``probs`` (computed once)."""
-        return self.shift + (self.offset + np.arange(self.probs.size)) * self.h
+        losses = np.arange(self.offset, self.offset + self.probs.size, dtype=float)
+        losses *= self.h
+        losses += self.shift
+        return losses
 
     @functools.cached_property
     def finite_log(self) -> tuple[np.ndarray, np.ndarray]:
@@ -104,7 +131,7 @@ class LossPmf:
         mask = losses > epsilon
         value = float(np.sum(self.probs[mask] * -np.expm1(epsilon - losses[mask])))
         slack = float(self._slack(np.array([epsilon]))[0])
-        value += self.infinity_mass
+        value += self.infinity_mass + self._noise_above(int(np.count_nonzero(mask)))
         if self.pessimistic:
             value = value * (1.0 + self._roundoff) + slack
         else:
@@ -131,6 +158,90 @@ class LossPmf:
         log_s2 = np.concatenate((np.logaddexp.accumulate(log_terms[::-1])[::-1], [-np.inf]))
         return s1, log_s2
 
+    @functools.cached_property
+    def _block_tail_sums(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Tail sums at the block starts k = bB (b = 0..⌈n/B⌉, B = :data:`_BLOCK`): S1_k and W_k = Σ_{i≥k} p_i
+        e^{l_0 − l_i}, the linear sums of :meth:`_tail_sums`; None for a grid wider than 600 (logarithmic sums).
+
+        A block's terms are weighted relative to its first point by a dot product with (e^{−jh})_{j<B} and
+        then scaled by e^{−bBh}: each term's factor is the one of :meth:`_tail_sums` up to a few ulps (its
+        subnormal caveat applies to the block sums instead of the terms), with no per-point exponential."""
+        if not self.size or self.losses[-1] - self.losses[0] > 600.0:
+            return None
+        full = self.size // _BLOCK
+        head, rest = self.probs[: full * _BLOCK].reshape(full, _BLOCK), self.probs[full * _BLOCK:]
+        ratio = np.exp(-self.h * np.arange(_BLOCK))
+        mass = np.concatenate((head.sum(axis=1), [rest.sum()] if rest.size else []))
+        # (einsum's own loop, not a BLAS call whose idle threads would spin on a shared machine)
+        dot = np.einsum("ij,j->i", head, ratio)
+        if rest.size:
+            dot = np.concatenate((dot, [float(np.sum(rest * ratio[: rest.size]))]))
+        weighted = dot * np.exp(-self.h * _BLOCK * np.arange(mass.size))
+        s1 = np.concatenate((np.cumsum(mass[::-1])[::-1], [0.0]))
+        return s1, np.concatenate((np.cumsum(weighted[::-1])[::-1], [0.0]))
+
+    @functools.cached_property
+    def _wide_tail_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_tail_sums` computed once, for the grids whose sums are not blocked (:attr:`_block_tail_sums`)."""
+        return self._tail_sums()
+
+    @functools.cached_property
+    def _tail_roundoff(self) -> float:
+        """Relative round-off bound of the tail sums :meth:`epsilon` uses (non-negative terms, each within a
+        few ulps of its exact value): blocked sums (:attr:`_block_tail_sums`) add at most B + ⌈n/B⌉ + 2B terms
+        in a row (a block, the blocks above, the points up to the next block start; B = min(n, :data:`_BLOCK`));
+        the per-point sums of :meth:`_tail_sums` (wide grids) at most n. Never below :attr:`_roundoff`."""
+        blocked = self._block_tail_sums is not None
+        chain = 3 * min(self.size, _BLOCK) + -(-self.size // _BLOCK) if blocked else self.size
+        return max(self._roundoff, (8.0 + chain) * 2.0**-53)
+
+    def _tail_sums_between(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """S1_k and log S2_k of :meth:`_tail_sums` for k = lo..hi only (0 ≤ lo ≤ hi ≤ n, hi − lo ≤ B): the
+        points from lo up to the next block start, then the block tail sums there."""
+        if self._block_tail_sums is None:
+            s1, log_s2 = self._wide_tail_sums
+            return s1[lo: hi + 1], log_s2[lo: hi + 1]
+        block_s1, block_w = self._block_tail_sums
+        b = -(-hi // _BLOCK)
+        p = self.probs[lo: min(b * _BLOCK, self.size)]
+        s1 = np.cumsum(np.concatenate(([block_s1[b]], p[::-1])))[::-1]
+        w = np.cumsum(np.concatenate(([block_w[b]], (p * np.exp(-self.h * np.arange(lo, lo + p.size)))[::-1])))[::-1]
+        with np.errstate(divide="ignore"):
+            log_s2 = np.log(w[: hi - lo + 1]) - (self.shift + self.offset * self.h)
+        return s1[: hi - lo + 1], log_s2
+
+    def _crossing(self, delta: float, extra: float, r: float) -> int | None:
+        """The first grid index j with l_j ≥ 0 and A_j(1 + r) − e^{l_j} B_j(1 − r) + extra ≤ ``delta`` (A_j, B_j:
+        S1 and S2 above j, :meth:`_tail_sums`), or None. Where the sums are blocked (:attr:`_block_tail_sums`)
+        this δ(l_j), non-increasing in j, is evaluated at the last point of each block, then point by point
+        in the first block that crosses."""
+        losses = self.losses
+        if self._block_tail_sums is None:
+            s1, log_s2 = self._wide_tail_sums
+            above = self._noise_above(self.size - 1 - np.arange(self.size))
+            with np.errstate(over="ignore", invalid="ignore"):
+                deltas = s1[1:] * (1.0 + r) - np.exp(np.minimum(losses + log_s2[1:], 1.0)) * (1.0 - r) + extra + above
+            candidates = np.nonzero((losses >= 0.0) & (deltas <= delta))[0]
+            return int(candidates[0]) if candidates.size else None
+        block_s1, block_w = self._block_tail_sums
+        ends = np.minimum(_BLOCK * np.arange(1, block_s1.size), self.size) - 1
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            log_s2 = np.log(block_w[1:]) - (self.shift + self.offset * self.h)
+            deltas = (block_s1[1:] * (1.0 + r) - np.exp(np.minimum(losses[ends] + log_s2, 1.0)) * (1.0 - r) + extra
+                      + self._noise_above(self.size - 1 - ends))
+        crossed = np.nonzero((losses[ends] >= 0.0) & (deltas <= delta))[0]
+        if crossed.size == 0:
+            return None
+        b = int(crossed[0])
+        lo = max(int(np.searchsorted(losses, 0.0, side="left")), int(ends[b - 1]) + 1 if b > 0 else 0)
+        hi = int(ends[b])
+        s1, log_s2 = self._tail_sums_between(lo + 1, hi + 1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            deltas = (s1 * (1.0 + r) - np.exp(np.minimum(losses[lo: hi + 1] + log_s2, 1.0)) * (1.0 - r) + extra
+                      + self._noise_above(self.size - 1 - np.arange(lo, hi + 1)))
+        fine = np.nonzero(deltas <= delta)[0]
+        return lo + int(fine[0]) if fine.size else hi
+
     def delta_many(self, epsilons: np.ndarray) -> np.ndarray:
         """δ(ε) for an array of ε at once (same bounds as :meth:`delta`), via tail sums."""
         eps = np.asarray(epsilons, dtype=float)
@@ -141,7 +252,7 @@ class LossPmf:
             values = s1[first] - subtrahend
         # δ = S1 − e^ε S2 cancels: its round-off is relative to S1 + e^ε S2, not to δ.
         slack = self._roundoff * (s1[first] + subtrahend) + 1e-16 * s1[first] + self._slack(eps)
-        values = np.maximum(values, 0.0) + self.infinity_mass
+        values = np.maximum(values, 0.0) + self.infinity_mass + self._noise_above(self.size - first)
         if self.pessimistic:
             values = values * (1.0 + self._roundoff) + slack
         else:
@@ -157,32 +268,29 @@ class LossPmf:
         """
         # Solve against a target moved by the round-off allowance, in the safe direction.
         delta = delta / (1.0 + self._roundoff) if self.pessimistic else delta / (1.0 - self._roundoff)
-        # (1e-60: the linear tail sums' subnormal allowance, see _tail_sums.)
+        # (1e-60: the linear tail sums' subnormal allowance, see _tail_sums and _block_tail_sums.)
         extra = self.infinity_mass + 1e-60 if self.pessimistic else self.infinity_mass - self.deficit - 1e-60
         if extra >= delta:
             return math.inf
         losses = self.losses
-        s1_all, log_s2_all = self._tail_sums()
+        r = self._tail_roundoff if self.pessimistic else -self._tail_roundoff
         first_positive = int(np.searchsorted(losses, 0.0, side="right"))
+        s1_zero, log_s2_zero = self._tail_sums_between(first_positive, first_positive)
         with np.errstate(over="ignore", invalid="ignore"):
-            delta_at_zero = s1_all[first_positive] - math.exp(min(float(log_s2_all[first_positive]), 1.0)) + extra
+            delta_at_zero = (float(s1_zero[0]) - math.exp(min(float(log_s2_zero[0]), 1.0)) + extra
+                             + self._noise_above(self.size - first_positive))
         if delta_at_zero <= delta:
             return 0.0
-        # Sums strictly above grid point j: index j + 1 of the inclusive tail sums.
         # δ = A − e^ε B cancels: its round-off is relative to A, not to δ. A pessimistic pmf
         # solves with A and B moved apart by that round-off (δ over-estimated), an optimistic one
         # with them moved together; the loss error then moves the crossing by at most e.
-        r = self._roundoff if self.pessimistic else -self._roundoff
-        s1, log_s2 = s1_all[1:], log_s2_all[1:]
-        with np.errstate(over="ignore", invalid="ignore"):
-            deltas = s1 * (1.0 + r) - np.exp(np.minimum(losses + log_s2, 1.0)) * (1.0 - r) + extra
-        candidates = np.nonzero((losses >= 0.0) & (deltas <= delta))[0]
-        if candidates.size == 0:  # the top grid point has δ = extra < delta unless round-off says otherwise
+        j = self._crossing(delta, extra, r)
+        if j is None:  # the top grid point has δ = extra < delta unless round-off says otherwise
             return math.inf if self.pessimistic else float(losses[-1])
-        j = int(candidates[0])
         # On [max(0, l_{j-1}), l_j], δ(ε) = A − e^ε B with the sums above index j − 1.
-        a_sum = float(s1_all[j]) * (1.0 + r) + extra
-        log_b = float(log_s2_all[j]) + math.log1p(-r)
+        s1_j, log_s2_j = self._tail_sums_between(j, j)
+        a_sum = float(s1_j[0]) * (1.0 + r) + extra + self._noise_above(self.size - j)
+        log_b = float(log_s2_j[0]) + math.log1p(-r)
         lower_end = float(losses[j - 1]) if j > 0 else -math.inf
         if not math.isfinite(log_b) or a_sum <= delta:
             value = lower_end if j > 0 else float(losses[j])
@@ -215,6 +323,7 @@ def truncate(pmf: LossPmf, tail: float) -> LossPmf:
     the lowest kept point. Optimistic: the upper tail is rounded down to the highest kept
     point, the lower tail is dropped (both only lower δ(ε)).
     """
+    pmf = pmf.settled()
     probs = pmf.probs
     if probs.size <= 2:
         return pmf

@@ -134,7 +134,7 @@ def _tilted_composition(steps, lam: float, tail: float, max_points: int) -> tupl
         log_m = float(special.logsumexp(log_w))
         k_total += count * log_m
         tilted = LossPmf(pmf.h, pmf.offset, np.exp(log_w - log_m), 0.0, True, shift=pmf.shift)
-        composed.append(algebra.self_compose(tilted, count, tail, max_points))
+        composed.append(algebra.self_compose(tilted, count, tail, max_points).settled())  # (D counts all of it)
     ordered = sorted(composed, key=lambda p: p.size)
     result = ordered[0]
     for pmf in ordered[1:]:
