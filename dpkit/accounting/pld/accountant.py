@@ -729,12 +729,16 @@ class PLDAccountant(Accountant):
         lower, upper = result.epsilon_lower, result.epsilon
         if lower is not None and math.isfinite(upper) and upper - lower <= self.target_width:
             return
-        interval = ("no certified lower end" if lower is None else
-                    f"the certified interval [{lower!r}, {upper!r}] is {upper - lower:.3g} wide")
+        self._refuse_width(result, f"delta={result.delta:g}", None if lower is None else
+                           f"the certified interval [{lower!r}, {upper!r}] is {upper - lower:.3g} wide")
+
+    def _refuse_width(self, result: AccountingResult, where: str, interval: str | None) -> None:
+        """Raise the one-line :class:`TargetWidthError` of :meth:`_check_width` and :meth:`_check_delta_width`."""
         reason = next((n for n in result.notes if n.startswith(("target width not reached", "epsilon = inf",
                                                                  "no certified lower end"))), "")
-        raise TargetWidthError(f"target_width={self.target_width:g} not reached at delta={result.delta:g}: {interval}"
-                               + (f" ({reason})" if reason else "") + "; ask for a wider target_width")
+        raise TargetWidthError(f"target_width={self.target_width:g} not reached at {where}: "
+                               f"{interval or 'no certified lower end'}" + (f" ({reason})" if reason else "")
+                               + "; ask for a wider target_width")
 
     def _tilts(self, delta: float) -> bool:
         """Whether :meth:`_grid_epsilon` composes by exponential tilting at ``delta``: below :data:`TILTED_BELOW`,
@@ -1035,12 +1039,8 @@ class PLDAccountant(Accountant):
         lower, upper = result.delta_lower, result.delta
         if lower is not None and (upper - lower <= self.target_width * upper or upper - lower <= 1e-15):
             return
-        interval = ("no certified lower end" if lower is None else
-                    f"the certified interval [{lower!r}, {upper!r}] is {(upper - lower) / upper:.3g} of delta wide")
-        reason = next((n for n in result.notes if n.startswith(("target width not reached", "no certified lower end"))),
-                      "")
-        raise TargetWidthError(f"target_width={self.target_width:g} not reached at epsilon={result.epsilon:g}: "
-                               f"{interval}" + (f" ({reason})" if reason else "") + "; ask for a wider target_width")
+        self._refuse_width(result, f"epsilon={result.epsilon:g}", None if lower is None else
+                           f"the certified interval [{lower!r}, {upper!r}] is {(upper - lower) / upper:.3g} of delta wide")
 
     def _delta_interval(self, epsilon: float) -> AccountingResult:
         """:meth:`get_delta` without the width contract (the ``get_delta inversion`` route uses it too)."""
