@@ -100,9 +100,13 @@ def repeat_and_select_curve(
         terms = np.array([hat_term(float(g), float(v)) for g, v in zip(_GRID, base_on_grid)])
         best = int(np.argmin(terms))
         low, high = float(_GRID[max(best - 1, 0)]), float(_GRID[min(best + 1, len(_GRID) - 1)])
-        refined = optimize.minimize_scalar(lambda o: hat_term(o, base(o)), bounds=(low, high), method="bounded")
-        # any λ̂ is valid: keep the refined order only where it is evaluated again exactly
-        best_term = min(float(terms[best]), hat_term(float(refined.x), base(float(refined.x))))
+        best_term = float(terms[best])
+        if math.isfinite(best_term):  # (an extreme event's curve is ∞ at every grid order: nothing to refine)
+            with np.errstate(invalid="ignore", over="ignore"):  # its curve may still be ∞ inside the bracket
+                refined = optimize.minimize_scalar(lambda o: hat_term(o, base(o)), bounds=(low, high),
+                                                   method="bounded")
+                # any λ̂ is valid: keep the refined order only where it is evaluated again exactly
+                best_term = min(best_term, hat_term(float(refined.x), base(float(refined.x))))
         constant = (1.0 + shape) * best_term
 
         def raw(alpha: float, value: float) -> float:
