@@ -19,6 +19,17 @@ settings.register_profile(
 )
 settings.load_profile("dpkit")
 
+_ACCOUNTING = Path(__file__).resolve().parent / "accounting"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Accounting computes through no NaN or overflow it does not handle: in tests/accounting a RuntimeWarning
+    (numpy's "invalid value", "overflow", "divide by zero") is an error, on current and oldest versions alike.
+    The filter goes first, so a test's own ``filterwarnings`` mark (a peer library's warnings) still wins."""
+    for item in items:
+        if _ACCOUNTING in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.filterwarnings("error::RuntimeWarning"), append=False)
+
 
 
 @pytest.fixture(scope="session")
