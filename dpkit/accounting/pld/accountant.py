@@ -741,15 +741,13 @@ class PLDAccountant(Accountant):
                                + "; ask for a wider target_width")
 
     def _tilts(self, delta: float) -> bool:
-        """Whether :meth:`_grid_epsilon` composes by exponential tilting at ``delta``: below :data:`TILTED_BELOW`,
+        """Whether the PLD's own route at ``delta`` is exponential tilting: below :data:`TILTED_BELOW`,
         unless the ledger is composed directly on its lattice (then down to :data:`_DIRECT_MIN_DELTA`)."""
         return delta < TILTED_BELOW and not (delta >= _DIRECT_MIN_DELTA and self._composed_directly())
 
     def _grid_epsilon(self, delta: float) -> AccountingResult:
-        """The PLD's own interval at ``delta``: the FFT (or direct lattice) composition, or exponential tilting
-        where :meth:`_tilts` says so."""
-        if self._tilts(delta):
-            return self._tiny_delta_epsilon(delta)
+        """The PLD's own interval at ``delta`` by the FFT (or direct lattice) composition; :meth:`_best_route`
+        asks :meth:`_tiny_delta_epsilon` instead where :meth:`_tilts` says so."""
 
         def measure(c: _Composed):
             upper = max(c.remove[0].epsilon(delta), c.add[0].epsilon(delta))

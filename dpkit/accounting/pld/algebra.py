@@ -18,8 +18,9 @@ Soundness bookkeeping:
   deviation of the total mass from its exact value are added to the +∞ atom (pessimistic) and
   to the deficit (optimistic). A k-fold power also leaves a noise floor of about k·u/n on every
   entry (the low frequencies' relative error multiplied by k), which neither term sees: twice its
-  size, read off the entries whose exact mass is certified negligible (:func:`_noise_floor`), times
-  the window's length is added as well. These are a-posteriori round-off estimates, not a proof
+  size, read off entries whose exact mass is at most the grid tails (:func:`_noise_floor`), is the
+  composed pmf's ``noise``, paid per entry above ε (:class:`~.pmf.LossPmf`). These are a-posteriori
+  round-off estimates, not a proof
   (an a-priori componentwise bound is 10²–10³ times larger: too loose to use at δ ≥ 1e-8).
 """
 

@@ -212,9 +212,11 @@ class LossPmf:
 
     def _crossing(self, delta: float, extra: float, r: float) -> int | None:
         """The first grid index j with l_j ≥ 0 and A_j(1 + r) − e^{l_j} B_j(1 − r) + extra ≤ ``delta`` (A_j, B_j:
-        S1 and S2 above j, :meth:`_tail_sums`), or None. Where the sums are blocked (:attr:`_block_tail_sums`)
-        this δ(l_j), non-increasing in j, is evaluated at the last point of each block, then point by point
-        in the first block that crosses."""
+        S1 and S2 above j, :meth:`_tail_sums`; with :attr:`noise` paid on the entries above j), or None. Where
+        the sums are blocked (:attr:`_block_tail_sums`) this δ(l_j) is evaluated at the last point of each block,
+        then point by point in the first block that crosses. (δ(l_j) is non-increasing for a pessimistic pmf;
+        for an optimistic one the noise subtracted may make it rise again, and any crossing found is then still
+        a lower bound on ε: δ(ε) is decreasing inside each cell, so the crossing has δ above the target below it.)"""
         losses = self.losses
         if self._block_tail_sums is None:
             s1, log_s2 = self._wide_tail_sums
