@@ -9,11 +9,12 @@ queries, :func:`dpkit.algorithms.pp_admm.ipp_admm.skip_share`) and broadcasts sa
 the deadline (the default: an agent with as many releases left as rounds broadcasts, so it makes
 all c releases it pays for) and/or without it (Ding et al.'s Alg. 2 as written), and with the
 threshold drawn once per agent (the default, Lyu et al.'s Alg. 1) and/or afresh after every ⊤;
-``lowest`` is the smallest skip share of one run over the seeds.
+``lowest`` is the smallest skip share of one run over the seeds. ``--alphas default`` is the corrected
+variant's default threshold (the admitting one, −ADMIT noise scales), ``paper`` the paper's α = 1e-3.
 
 Usage::
 
-    python benchmarks/ipp_gate.py [--eps 1] [--seeds 0 1] [--alphas default 0 -0.05] [--deadline on off]
+    python benchmarks/ipp_gate.py [--eps 1] [--seeds 0 1] [--alphas default paper 0 -0.05] [--deadline on off]
                                   [--redraw on off] [--json]
 """
 
@@ -29,6 +30,7 @@ from dpkit._threads import single_threaded_blas
 from dpkit.algorithms.substrate.budget import Budget
 from dpkit.algorithms.substrate.data import load_adult, train_test_split
 from dpkit.algorithms.substrate.partition import partition
+from dpkit.algorithms.pp_admm.ipp_admm import ALPHA
 from dpkit.algorithms.registry import ALGORITHMS
 from dpkit.algorithms.training import prepare
 
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eps", type=float, default=1.0)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    parser.add_argument("--alphas", nargs="+", default=["default", "0", "-0.05"])
+    parser.add_argument("--alphas", nargs="+", default=["default", "paper", "0", "-0.05"])
     parser.add_argument("--deadline", nargs="+", choices=("on", "off"), default=["on"])
     parser.add_argument("--redraw", nargs="+", choices=("on", "off"), default=["off"],
                         help="off: one SVT with cut-off c, its threshold drawn once (the default); "
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             for deadline in args.deadline:
                 for alpha in args.alphas:
                     options = {"deadline": deadline == "on", "redraw": redraw == "on"} | (
-                        {} if alpha == "default" else {"alpha": float(alpha)})
+                        {} if alpha == "default" else {"alpha": ALPHA if alpha == "paper" else float(alpha)})
                     runs = [run("ipp-admm", seed, args.eps, **options) for seed in args.seeds]
                     setting = f"ipp-admm alpha={alpha} deadline={deadline} redraw={redraw}"
                     rows.append({"setting": setting, "accuracy": float(np.mean([r["accuracy"] for r in runs])),

@@ -1,8 +1,10 @@
-"""IPP-ADMM's default gate (Ding et al. 2020, Alg. 2; Lyu, Su & Li 2017, Alg. 1) is selective, and its
-calibration meets the budget from its narrow starting bracket."""
+"""IPP-ADMM's gate (Ding et al. 2020, Alg. 2; Lyu, Su & Li 2017, Alg. 1): the default threshold, in the gate's
+noise units, admits every score no worse than the last release; the paper's threshold α = 1e-3 (``alpha=ALPHA``)
+is selective; and the calibration meets the budget from its narrow starting bracket."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -12,7 +14,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from dpkit.accounting.tightest import TightestAccountant
 from dpkit.algorithms.pp_admm.ipp_admm import (
-    CAP, CLIP, EXPECTED_RUNS, _run_event, calibrate_multiplier, deadline_counts, due, gate_counts, simulated_counts,
+    ADMIT, ALPHA, CAP, CLIP, EXPECTED_RUNS, _run_event, calibrate_multiplier, deadline_counts, due, gate_counts,
+    simulated_counts,
 )
 from dpkit.algorithms.pp_admm.pp_admm import calibrate_multiplier as release_multiplier
 from dpkit.algorithms.substrate.budget import Budget
@@ -26,12 +29,13 @@ FAILURE = 1e-6  # per Hoeffding bound
 
 
 @functools.lru_cache(maxsize=None)
-def _adult_config(redraw: bool) -> dict:
-    """The config of ``dpkit train --algorithm ipp-admm --epsilon 1`` (Adult, seed 0), with ``redraw``."""
-    return train("ipp-admm", load_adult(), epsilon=1.0, seed=0, redraw=redraw).config
+def _adult_config(redraw: bool, alpha: float | None = ALPHA) -> dict:
+    """The config of ``dpkit train --algorithm ipp-admm --epsilon 1`` (Adult, seed 0), with ``redraw`` and the
+    threshold ``alpha`` (the paper's by default here; None: the run's default)."""
+    return train("ipp-admm", load_adult(), epsilon=1.0, seed=0, redraw=redraw, alpha=alpha).config
 
 
-def _default_gates(config: dict, redraw: bool) -> list[GatedRelease]:
+def _run_gates(config: dict, redraw: bool) -> list[GatedRelease]:
     """The run's gates, rebuilt from its recorded public parameters (Lyu et al.'s split of ε_SVT, the
     query sensitivity, the threshold); the release mechanism does not change the gate's answers."""
     cap, rounds = config["cap"], config["iterations"]
@@ -69,10 +73,28 @@ def test_deadline_counts_match_gate_counts():
         assert broadcasts == [cap] and gate_queries == [q] and gate_queries[0] - (cap - forced[0]) == k
 
 
+@pytest.mark.slow  # one Adult run (a few seconds)
+def test_default_gate_admits_every_score_no_worse_than_the_last_release():
+    """The default threshold is −ADMIT·(b₁ + b₂) in each agent's gate noise units, so a query whose score
+    is ≥ 0 (θ̂ no worse than the last release) is ⊥ with probability ≤ P(ν < −ADMIT·b₂) +
+    P(ρ > ADMIT·b₁) = e^{−ADMIT} whatever the data (closed form of one query, ``below_probability``),
+    and the share that runs of the default Adult gates give on average is below it at both constant
+    scores ±C_loss (the gate, blind at these noise scales, admits). Positive control: the paper's
+    α = 1e-3 on the same gates answers ⊥ to a score of 0 with probability above 0.2."""
+    config = _adult_config(False, None)
+    bound = math.exp(-ADMIT)
+    for mechanism in _run_gates(config, False):
+        gate = mechanism.gate
+        assert gate.threshold == pytest.approx(-ADMIT * (gate.threshold_scale + gate.query_scale), rel=1e-12)
+        assert gate.below_probability(0.0) <= bound
+        assert dataclasses.replace(gate, threshold=ALPHA).below_probability(0.0) > 0.2
+    assert max(config["gate_expected_skip_share"]) < bound
+
+
 @pytest.mark.slow  # one Adult run per case (a few seconds)
 @pytest.mark.parametrize("redraw", [False, True])
-def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances(redraw):
-    """The default gate (α = 1e-3, the paper's) answers ⊥ to 20–90 % of its queries in expectation,
+def test_papers_threshold_skips_a_fifth_to_nine_tenths_of_its_chances(redraw):
+    """The paper's gate (``alpha=ALPHA`` = 1e-3) answers ⊥ to 20–90 % of its queries in expectation,
     whatever the data, as one SVT with cut-off c (the default, Lyu et al.'s Alg. 1) and as c cut-off-1
     SVTs with the threshold drawn afresh after every ⊤ (``redraw``, Dwork & Roth's Alg. 2). Quality scores
     lie in [−C_loss, C_loss]; for one threshold drawn once and no deadline, with the noise fixed, raising a
@@ -89,7 +111,7 @@ def test_default_gate_skips_a_fifth_to_nine_tenths_of_its_chances(redraw):
     assert config["redraw"] is redraw and config["alpha"] == [1e-3] * len(config["alpha"])
     single = []
     pooled = {score: np.zeros(4) for score in (-CLIP, CLIP)}  # Σ over agents: skip and query mean bounds
-    for i, mechanism in enumerate(_default_gates(config, redraw)):
+    for i, mechanism in enumerate(_run_gates(config, redraw)):
         gate = mechanism.gate
         single.append((gate.below_probability(CLIP), gate.below_probability(-CLIP)))
         for score in (-CLIP, CLIP):
@@ -129,17 +151,17 @@ def _outside_share(gates: list[GatedRelease], rounds: int, score: float, seed: i
 
 
 @pytest.mark.slow  # one Adult run (a few seconds)
-def test_one_default_run_skips_a_fifth_to_nine_tenths_with_high_probability():
-    """Not only the expectation: one default run's share lies in 20–90 % in all but a rare run. Each
+def test_one_run_at_the_papers_threshold_skips_a_fifth_to_nine_tenths_with_high_probability():
+    """Not only the expectation: one run's share at the paper's α lies in 20–90 % in all but a rare run. Each
     agent's threshold is drawn once, so a run's share is a noisy statistic of its few chances; the
     defaults (c = CAP = 15, T = 30: about 110 queries over Adult's five agents) make it concentrate.
-    Whole runs of the default Adult run's gates are simulated at the extreme constant scores ±C_loss,
+    Whole runs of an Adult run's gates at α = 1e-3 are simulated at the extreme constant scores ±C_loss,
     and the Clopper–Pearson upper bound (level 1 − 1e-6) on the probability of a share outside 20–90 %
     is below 0.5 %. At the former c = 5, T = 10 (about 31 queries) the same simulation finds 48 and 170
     of 20,000 runs outside (upper bound 1.2 % at +C_loss; seed 0 itself skipped 19 %): the bound fails there."""
     config = _adult_config(False)
     assert config["cap"] == CAP and config["iterations"] == 2 * CAP
-    gates = _default_gates(config, False)
+    gates = _run_gates(config, False)
     for seed, score in enumerate((-CLIP, CLIP)):
         outside, runs = _outside_share(gates, config["iterations"], score, seed)
         upper = proportion_confint(outside, runs, alpha=2 * FAILURE, method="beta")[1]

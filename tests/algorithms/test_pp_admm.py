@@ -244,19 +244,23 @@ def test_ipp_paper_variant_records_every_objective_step():
 
 
 def test_ipp_corrected_gate_admits_and_records_max_queries():
-    """Default threshold: the paper's α = 1e-3 (Ding et al. 2020, Fig. 4); the admitting threshold
-    −ADMIT·(b₁ + b₂) of gate_mechanisms(alpha=None): a query q ≥ 0 is ⊥ with probability ≤ e^{−ADMIT}
-    (union bound on the two Laplace tails); the gate's event carries k = T."""
+    """Default threshold of the corrected variant: the admitting −ADMIT·(b₁ + b₂) of gate_mechanisms(alpha=None),
+    in each agent's gate noise units: a query q ≥ 0 is ⊥ with probability ≤ e^{−ADMIT} (union bound on the two
+    Laplace tails); ``alpha=ALPHA`` gives the paper's α = 1e-3 (Ding et al. 2020, Fig. 4); the gate's event
+    carries k = T."""
     from scipy.stats import binom
 
-    from dpkit.algorithms.pp_admm.ipp_admm import ADMIT, gate_mechanisms
+    from dpkit.algorithms.pp_admm.ipp_admm import ADMIT, ALPHA, gate_mechanisms
 
     parts, g, _ = _small()
     res = train_ipp_admm(parts, g, budget=Budget(1.0, 1e-5), cap=2, iterations=5, rng=0)
     for i in range(len(parts)):
         (event, _), = res.ledger.entries(i)
         assert event.events[0].max_queries == 5 and event.events[0].cutoff == 2
-    assert res.config["alpha"] == [1e-3] * len(parts)
+    assert res.config["alpha"] == pytest.approx([-ADMIT * sum(scales) for scales in res.config["svt_noise_scales"]],
+                                                rel=1e-12)
+    paper_alpha = train_ipp_admm(parts, g, budget=Budget(1.0, 1e-5), cap=2, iterations=5, rng=0, alpha=ALPHA)
+    assert paper_alpha.config["alpha"] == [ALPHA] * len(parts)
     above = sum(res.config["broadcasts"]) - sum(res.config["forced_broadcasts"])
     assert res.config["gate_skip_share"] == pytest.approx(1 - above / sum(res.config["gate_queries"]))
     gate = gate_mechanisms([GaussianMechanism(sigma=1.0, sensitivity=0.2)], [100], epsilon_svt=0.1, cap=1, clip=2.0,
