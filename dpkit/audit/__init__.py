@@ -19,7 +19,14 @@ from dpkit.audit.scores import (
     gdp_epsilon,
     one_run_p_value,
 )
-from dpkit.audit.statistics import ceiling_epsilon, detectable_epsilon, epsilon_lower_bound, samples_to_refute
+from dpkit.audit.statistics import (
+    ceiling_epsilon,
+    detectable_epsilon,
+    epsilon_lower_bound,
+    poisson_epsilon_lower_bound,
+    poisson_sample_mean,
+    samples_to_refute,
+)
 
 __all__ = [
     "audit",
@@ -44,6 +51,8 @@ __all__ = [
     "gdp_epsilon",
     "ceiling_epsilon",
     "epsilon_lower_bound",
+    "poisson_epsilon_lower_bound",
+    "poisson_sample_mean",
     "samples_to_refute",
     "detectable_epsilon",
     "find_float_witness",

@@ -393,15 +393,23 @@ def _predicted_bound(a: np.ndarray, na: int, b: np.ndarray, nb: int, m: int, z: 
                      shrink: float = _SHRINK) -> np.ndarray:
     """Heuristic ε bound expected on a fresh sample of ``m`` per input (ranking only, never reported).
 
-    Shrunk selection frequencies, then the confirmation interval approximated by a
-    normal/Poisson width.
+    Shrunk selection frequencies give expected Poisson counts ``x1 = m p1`` (less the δ mass
+    ``m δ`` and ``z√(m δ)`` of its allowance) and ``x2 = m p2``; the confirmation's conditional
+    Clopper–Pearson bound on ``x1/(x1 + x2)`` (:func:`dpkit.audit.statistics.poisson_epsilon_lower_bound`)
+    is approximated by its Wilson score bound, in logit form. ``z`` is the two-sided Bonferroni
+    quantile ``Φ⁻¹(1 − α/(2K))`` the search uses; the one-sided quantile of the whole level α/K
+    follows from it.
     """
     p1, p2 = shrunk_frequencies(a, na, b, nb, shrink)
     p2 = np.minimum(p2, 1.0)
-    lo = p1 - z * np.sqrt(p1 * (1 - p1) / m) - delta
-    up = p2 + z * np.sqrt(p2 / m) + z * z / m
+    z1 = float(-special.ndtri(min(2.0 * special.ndtr(-z), 0.5)))
+    x1 = m * p1 - (m * delta + z1 * math.sqrt(m * delta) if delta > 0 else 0.0)
+    x2 = m * p2
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(lo > 0, np.log(np.maximum(lo, 1e-300)) - np.log(up), -np.inf)
+        spread = z1 * np.sqrt(np.maximum(x1, 0.0) * x2 / np.maximum(x1 + x2, 1e-300) + z1 * z1 / 4)
+        low = x1 + z1 * z1 / 2 - spread
+        return np.where((x1 > 0) & (low > 0), np.log(np.maximum(low, 1e-300)) - np.log(x2 + z1 * z1 / 2 + spread),
+                        -np.inf)
 
 
 def _predicted_mu(a: np.ndarray, na: int, b: np.ndarray, nb: int, m: int, z: float, delta: float,

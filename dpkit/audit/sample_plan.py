@@ -1,21 +1,22 @@
-"""What a confirmation sample buys: the exact power of the Clopper–Pearson refutation, and the
+"""What a confirmation sample buys: the exact power of the confirmation's refutation, and the
 sample size that reaches a target power.
 
-The confirmation counts ``K1 ~ Bin(m, p1)`` outputs of D and ``K2 ~ Bin(m, p2)`` of D′ in the
-witness event, independently, and refutes the claim (ε, δ) when
-``ln((p1_lower − δ)/p2_upper) > ε`` with one-sided Clopper–Pearson bounds at ``level/2`` each
-(:func:`dpkit.audit.statistics.epsilon_lower_bound`). By the duality of the Clopper–Pearson
-interval with the binomial test (Clopper & Pearson 1934), ``p1_lower(k1) > t`` exactly when
-``Pr[Bin(m, t) ≥ k1] < level/2``, so for each ``k2`` the refutation needs ``K1 ≥ k1*(k2)``
-with ``t = δ + e^ε · p2_upper(k2)``, and
+A confirmation of budget ``m`` counts the witness event on ``N ~ Poisson(λ)`` outputs of each
+input (``λ`` of :func:`dpkit.audit.statistics.poisson_sample_mean`, capped at ``m``), so
+``K1 ~ Poisson(λ p1)`` and ``K2 ~ Poisson(λ p2)`` independently, and refutes the claim (ε, δ)
+when :func:`dpkit.audit.statistics.poisson_epsilon_lower_bound` exceeds ε: the conditional
+Clopper–Pearson bound on ``x/(x + K2)`` with ``x = K1 − b`` (``b`` the δ allowance). The bound
+grows with ``K1`` and falls with ``K2``, so for each ``k2`` the refutation needs ``K1 ≥ k1*(k2)``
+(found by bisection against the bound itself), and
 
     power(m) = Σ_k2 Pr[K2 = k2] · Pr[K1 ≥ k1*(k2)]
 
 summed over all ``k2`` but a tail of 10⁻¹² — the power of one event at ``level``, a lower bound
-on the audit's power when several events share α (the audit refutes if any of them does). When
-more than 2 048 values of ``k2`` carry that mass, they are grouped into 1 024 runs of consecutive
-values, each charged the threshold of its largest ``k2`` (``k1*`` does not decrease with ``k2``):
-the sum is then a lower bound on the power, never above it.
+on the audit's power when several events share α (the audit refutes if any of them does); the
+cap of the sizes changes it by at most :data:`~dpkit.audit.statistics.TRUNCATION`. When more
+than 2 048 values of ``k2`` carry that mass, they are grouped into 1 024 runs of consecutive
+values, each charged the threshold of its largest ``k2`` (``k1*`` does not decrease with
+``k2``): the sum is then a lower bound on the power, never above it.
 
 :func:`plan_samples` is what ``samples="auto"`` uses: the smallest ``m`` whose power at the
 selection's estimates ``(p1, p2)`` of the witness event reaches the target, and the smallest
@@ -26,6 +27,8 @@ References
 ----------
 .. [1] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial limits illustrated in
        the case of the binomial", Biometrika 26(4), 1934.
+.. [2] J. Przyborowski and H. Wilenski, "Homogeneity of results in testing samples from Poisson
+       series", Biometrika 31(3/4), 1940.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from scipy import stats
 
 from dpkit._bisection import first_passing, threshold_bracket
 from dpkit._validation import check_integer, check_nonnegative, check_open_unit, check_unit_interval
-from dpkit.audit.statistics import cp_lower, cp_upper
+from dpkit.audit.statistics import logit_cp_lower, poisson_sample_mean, poisson_test
 
 __all__ = ["SamplePlan", "refutation_power", "samples_for_power", "detectable_at_power", "plan_samples"]
 
@@ -48,30 +51,28 @@ _EXACT_MAX = 2048  # values of k2 summed one by one; beyond, _BINS runs of them 
 _BINS = 1024
 
 
-def _needed_k1(k2: np.ndarray, m: int, epsilon: float, delta: float, half: float) -> np.ndarray:
-    """Smallest ``k1`` with ``p1_lower(k1) > δ + e^ε p2_upper(k2)`` (``m + 1`` where none is)."""
-    t = delta + math.exp(min(epsilon, 700.0)) * np.asarray(cp_upper(k2, m, half), dtype=float)
-    out = np.full(t.shape, m + 1, dtype=np.int64)
-    ok = t < 1.0
-    if not ok.any():
-        return out
-    guess = np.asarray(stats.binom.isf(half, m, t[ok]), dtype=np.int64) + 1  # duality, up to ties
-    guess = np.clip(guess, 1, m + 1)
-    target = t[ok]
-    for _ in range(3):  # settle ties and rounding against the bound itself
-        low = np.where(guess <= m, np.asarray(cp_lower(np.minimum(guess, m), m, half), dtype=float), np.inf)
-        guess = np.where(low > target, guess, guess + 1)
-        prev = np.asarray(cp_lower(np.clip(guess - 1, 1, m), m, half), dtype=float)
-        guess = np.where((guess - 1 >= 1) & (prev > target), guess - 1, guess)
-    out[ok] = np.minimum(guess, m + 1)
-    return out
+def _needed_k1(k2: np.ndarray, top: int, epsilon: float, allowance: int, level: float) -> np.ndarray:
+    """Smallest ``k1 ≤ top`` with ``logit_cp_lower(k1 − allowance, k2, level) > epsilon`` for each ``k2``
+    (``top + 1`` where none is): a bisection of all ``k2`` at once against the bound itself."""
+    def refutes(k1: np.ndarray) -> np.ndarray:
+        return logit_cp_lower(k1 - allowance, k2, level) > epsilon
+
+    low = np.full(k2.shape, allowance, dtype=np.int64)  # fails: no success left after the allowance
+    high = np.full(k2.shape, top, dtype=np.int64)
+    some = refutes(high)
+    while np.any(some & (high - low > 1)):
+        mid = (low + high) // 2
+        ok = refutes(mid)
+        high = np.where(some & ok, mid, high)
+        low = np.where(some & ~ok, mid, low)
+    return np.where(some, high, top + 1)
 
 
 def refutation_power(p1: float, p2: float, m: int, claimed_epsilon: float, claimed_delta: float = 0.0,
                      level: float = 0.05) -> float:
-    """Probability that an event with probabilities ``p1`` (on D) and ``p2`` (on D′), counted on
-    ``m`` fresh outputs per input, gives ``ln((p1_lower − δ)/p2_upper) > claimed_epsilon`` at
-    ``level`` (see the module docstring).
+    """Probability that an event with probabilities ``p1`` (on D) and ``p2`` (on D′), counted by a
+    confirmation of budget ``m`` per input, gives a bound above ``claimed_epsilon`` at ``level``
+    (see the module docstring).
 
     >>> p2 = 0.01
     >>> low = refutation_power(p2 * math.exp(2.0), p2, 2_000, claimed_epsilon=1.5)
@@ -87,17 +88,21 @@ def refutation_power(p1: float, p2: float, m: int, claimed_epsilon: float, claim
     claimed_epsilon = check_nonnegative("claimed_epsilon", claimed_epsilon)
     claimed_delta = check_unit_interval("claimed_delta", claimed_delta, include_one=False)
     level = check_open_unit("level", level)
-    lo = max(int(stats.binom.ppf(_TAIL, m, p2)), 0)
-    hi = min(int(stats.binom.isf(_TAIL, m, p2)) + 1, m)
+    mean, spent = poisson_sample_mean(m)
+    mu1, mu2 = mean * p1, mean * p2
+    lo = max(int(stats.poisson.ppf(_TAIL, mu2)), 0)
+    hi = int(stats.poisson.isf(_TAIL, mu2)) + 1
     if hi - lo + 1 <= _EXACT_MAX:
         k2 = np.arange(lo, hi + 1)
-        weights = stats.binom.pmf(k2, m, p2)
+        weights = stats.poisson.pmf(k2, mu2)
     else:  # runs [a, b] of consecutive k2, each charged the threshold of b (the largest)
         edges = np.unique(np.linspace(lo, hi + 1, _BINS + 1).astype(np.int64))
         k2 = edges[1:] - 1
-        weights = stats.binom.cdf(k2, m, p2) - stats.binom.cdf(edges[:-1] - 1, m, p2)
-    need = _needed_k1(k2, m, claimed_epsilon, claimed_delta, level / 2)
-    hit = np.where(need <= m, stats.binom.sf(need - 1, m, p1), 0.0)
+        weights = stats.poisson.cdf(k2, mu2) - stats.poisson.cdf(edges[:-1] - 1, mu2)
+    top = int(stats.poisson.isf(_TAIL, mu1)) + 1
+    allowance, rest = poisson_test(mean, claimed_delta, level, spent)
+    need = _needed_k1(k2, top, claimed_epsilon, allowance, rest)
+    hit = np.where(need <= top, stats.poisson.sf(need - 1, mu1), 0.0)
     return float(min(1.0, max(0.0, np.sum(weights * hit))))
 
 
@@ -161,7 +166,7 @@ class SamplePlan:
     target_power
         The power asked for.
     power
-        Power of the Clopper–Pearson refutation at ``m`` if the witness event's selection
+        Power of the confirmation's refutation at ``m`` if the witness event's selection
         estimates ``p1``, ``p2`` are its true probabilities.
     detectable_epsilon
         Smallest true ε refuted with probability ≥ ``target_power`` at ``m`` on an event with
@@ -189,7 +194,7 @@ class SamplePlan:
                   f"probability >= {self.target_power:g}" if math.isfinite(self.detectable_epsilon)
                   else f"no true epsilon on an event this likely is refuted with probability >= {self.target_power:g}")
         return (f"sample plan: {self.samples_per_input} confirmation outputs per input; {power}; {detect} "
-                f"(exact binomial power of the Clopper-Pearson bound at level {self.level:.3g})")
+                f"(exact power of the conditional Poisson bound at level {self.level:.3g})")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -191,9 +191,14 @@ def audit_summary(doc: Document) -> dict[str, Any]:
             "direction": witness.get("direction"),
             "pair": (witness.get("pair") or {}).get("label"),
             "samples_per_input": n,
-            "p_numerator_estimate": witness["count_numerator"] / n if n else None,
-            "p_denominator_estimate": witness["count_denominator"] / n if n else None,
+            "p_numerator_estimate": _share(witness["count_numerator"], witness.get("outputs_numerator", n)),
+            "p_denominator_estimate": _share(witness["count_denominator"], witness.get("outputs_denominator", n)),
             "p_numerator_lower": witness.get("p_numerator_lower"),
             "p_denominator_upper": witness.get("p_denominator_upper"),
         }
     return summary
+
+
+def _share(count: int, outputs: int | None) -> float | None:
+    """``count / outputs``, or None without outputs."""
+    return count / outputs if outputs else None

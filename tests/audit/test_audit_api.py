@@ -16,7 +16,7 @@ from scipy import stats
 
 from dpkit.audit import catalogue as C
 from dpkit.audit import AuditResult, StatDPPatterns, audit, from_scalar, resolve_pairs
-from dpkit.audit.statistics import cp_lower
+from dpkit.audit.statistics import cp_lower, poisson_epsilon_lower_bound
 
 CLAIMS = (0.2, 0.7, 1.5)
 
@@ -63,7 +63,12 @@ def test_broken_mechanisms_are_flagged(name, claim, samples):
     result = audit(C.Entry(function, claim), pairs, claimed_epsilon=claim, samples=samples, rng=7, **EXACT)
     assert result.violation, (name, claim, result.epsilon_lower_bound, result.witness)
     assert result.p_value <= 0.05
-    assert claim < result.epsilon_lower_bound <= true_eps(claim)
+    assert claim < result.epsilon_lower_bound
+    # the reported bound exceeds the truth with probability <= 5 % (tests/audit/test_lower_bound_calibration.py
+    # measures that rate); the same counts at level 1e-6 must stay below it
+    w = result.witness
+    assert poisson_epsilon_lower_bound(w["count_numerator"], w["count_denominator"], w["poisson_mean"], 0.0,
+                                       1e-6) <= true_eps(claim)
 
 
 def test_histogram_eps_not_flagged_where_it_is_private():

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
+from scipy import stats
 
 from dpkit.audit import catalogue as C
 from dpkit.audit import audit
-from dpkit.audit.statistics import cp_lower, cp_upper
 
 
 @pytest.mark.slow
@@ -26,19 +27,25 @@ def test_a_larger_budget_never_gives_a_smaller_bound(name, claim):
 
 
 @pytest.mark.parametrize("k", [1, 3])
-def test_reported_bound_is_clopper_pearson_at_level_alpha_over_k(k):
-    # recompute the witness bound from its counts with independent CP calls at alpha/(2K)
+def test_reported_bound_is_the_conditional_clopper_pearson_bound_at_level_alpha_over_k(k):
+    # recompute the witness bound from its counts with independent references: the Poisson mean from
+    # mpmath (Pr[Poisson(λ) > m] ≤ 1e-16 and not much below), the conditional binomial's one-sided
+    # Clopper-Pearson bound at α/K from scipy's exact binomial test
     r = audit(C.Entry(C.noisy_sum_half, 1.0), "statdp-one", claimed_epsilon=1.0, samples=200_000, rng=2,
               candidates=k)
     w, alpha = r.witness, 1 - r.confidence
-    n = w["samples_per_input"]
-    expected = math.log(cp_lower(w["count_numerator"], n, alpha / (2 * k))) - math.log(
-        cp_upper(w["count_denominator"], n, alpha / (2 * k)))
-    assert r.candidates == k and r.epsilon_lower_bound == pytest.approx(expected, rel=1e-12)
+    m, mean = w["samples_per_input"], w["poisson_mean"]
+    with mpmath.workdps(40):
+        over = mpmath.gammainc(m + 1, 0, mean, regularized=True)  # Pr[Poisson(λ) ≥ m + 1]
+        assert 1e-17 < over <= 1e-16
+    assert w["outputs_numerator"] <= m and w["outputs_denominator"] <= m
+    k1, k2 = w["count_numerator"], w["count_denominator"]
+    level = alpha / k - float(over)
+    low = stats.binomtest(k1, k1 + k2).proportion_ci(confidence_level=1 - 2 * level, method="exact").low
+    assert r.candidates == k and r.epsilon_lower_bound == pytest.approx(math.log(low / (1 - low)), rel=1e-9)
     assert ("Bonferroni" in r.method) == (k > 1)
-    # confirmation uses every sample left after selection on one pair
-    assert r.samples == 200_000 or r.samples == 200_000 - 1
-    assert 2 * n >= 0.75 * 200_000
+    # confirmation uses the samples left after selection on one pair (Poisson sizes below the cap)
+    assert r.samples <= 200_000 and 2 * m >= 0.75 * 200_000
 
 
 def test_adaptive_k_is_one_at_the_support_boundary_and_hedges_elsewhere():
@@ -49,7 +56,8 @@ def test_adaptive_k_is_one_at_the_support_boundary_and_hedges_elsewhere():
     assert boundary.candidates == 1 and boundary.witness["count_denominator"] == 0
     n = boundary.witness["samples_per_input"]
     alpha = 1 - boundary.confidence
-    ceiling = math.log(cp_lower(n, n, alpha / 2)) - math.log(cp_upper(0, n, alpha / 2))
+    # ceiling: every capped Poisson output of D inside, none of D': θ_L = α^(1/n) in closed form
+    ceiling = math.log(alpha) / n - math.log(-math.expm1(math.log(alpha) / n))
     assert boundary.epsilon_lower_bound <= ceiling
     # (the Laplace shift in exact arithmetic: as executed its float bits give boundary events too)
     shift = audit(C.Entry(C.noisy_sum_half, 1.0), [(np.array([1.0, 1.0]), np.array([1.0, 2.0]))], claimed_epsilon=1.0,

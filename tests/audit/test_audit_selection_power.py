@@ -63,6 +63,16 @@ def test_a_float_bit_refutation_is_called_a_floating_point_leak_with_the_exact_v
     assert values["event"]["family"] != "float bits"
 
 
+def test_a_float_bit_refutation_of_a_claim_the_values_refute_too_says_both():
+    # the same count claimed at 0.5: its values (1-DP over the reals) refute that too, at a bound the
+    # bits exceed (doubles leak far beyond 1), so the note gives both and still names the leak
+    r = audit(naive_laplace_count, [([0.0], [1.0])], claimed_epsilon=0.5, samples=500_000, rng=0, workers=1)
+    values = r.witness["float_bits_false"]
+    assert r.violation and r.witness["event"]["family"] == "float bits"
+    assert values["violation"] and 0.5 < values["epsilon_lower_bound"] < r.epsilon_lower_bound
+    assert r.notes[0].startswith("the values alone refute the claim") and "floating-point leak" in r.notes[0]
+
+
 def test_goal_must_be_verdict_or_bound():
     with pytest.raises(ValueError, match="goal must be one of"):
         audit(snapped_laplace_mean, PAIR, claimed_epsilon=0.6, samples="auto", goal="fast")
@@ -122,7 +132,7 @@ def test_a_likelihood_ratio_set_is_ranked_by_its_held_out_counts_not_its_lucky_s
     # picked for 35 vs 1 selection outputs (of 66 384) fell to 15 vs 5 held-out (of 33 616); pooled, they
     # still beat the threshold (a true ratio e^1) and the audit confirmed 0.50 instead of 0.99
     from dpkit.audit.api import _validate
-    from dpkit.audit.events import Candidate, Feature, FeatureSetEvent
+    from dpkit.audit.events import Candidate, Feature, FeatureSetEvent, predicted_bound
     from dpkit.audit.pairs import resolve_pairs
 
     codes = FeatureSetEvent(Feature("ulp", 0), (1.0, 2.0, 3.0, 4.0), (0, 2, 4), "likelihood-ratio set")
@@ -135,7 +145,8 @@ def test_a_likelihood_ratio_set_is_ranked_by_its_held_out_counts_not_its_lucky_s
     best = max(validated, key=lambda c: c.predicted)
     assert best.event is threshold
     # the set keeps a score no higher than its held-out counts alone give (plug-in, unshrunk)
-    assert validated[0].predicted < 0.6 < validated[1].predicted
+    held_out = predicted_bound("epsilon", 15, 33_616, 5, 33_616, confirm_size=400_000, z=1.96, delta=0.0, shrink=0.0)
+    assert validated[0].predicted <= float(held_out) < validated[1].predicted
 
 
 def poisson_subsampled_mean(db, n, rng):

@@ -18,6 +18,11 @@ from dpkit.audit.statistics import (
     cp_upper,
     detectable_epsilon,
     epsilon_lower_bound,
+    logit_cp_lower,
+    poisson_claim_p_value,
+    poisson_delta_allowance,
+    poisson_epsilon_lower_bound,
+    poisson_sample_mean,
     samples_to_refute,
 )
 
@@ -53,11 +58,69 @@ def test_epsilon_lower_bound_formula():
 
 
 def test_ceiling_matches_support_boundary_closed_form():
+    # every one of the (capped) m Poisson outputs of D inside, none of D': θ_L = (α − 1e-16)^(1/m)
     n, a = 10_000, 0.05
-    lo = (a / 2) ** (1 / n)
-    up = 1 - (a / 2) ** (1 / n)
-    assert ceiling_epsilon(n, 0.95) == pytest.approx(math.log(lo / up), rel=1e-9)
+    lo = (a - 1e-16) ** (1 / n)
+    assert ceiling_epsilon(n, 0.95) == pytest.approx(math.log(lo / (1 - lo)), rel=1e-9)
     assert ceiling_epsilon(10 * n) > ceiling_epsilon(n)
+
+
+@pytest.mark.parametrize("x,k2,alpha", [(1, 0, 0.05), (27, 10, 0.05), (272, 100, 0.0125), (2718, 1000, 1e-6),
+                                        (5, 300, 0.3)])
+def test_logit_bound_inverts_the_conditional_binomial_tail(x, k2, alpha):
+    # mpmath at 40 digits: Pr[Bin(x + k2, θ_L) ≥ x] = alpha at θ_L = e^b/(1 + e^b)
+    b = float(logit_cp_lower(x, k2, alpha))
+    with mpmath.workdps(40):
+        theta = mpmath.e ** b / (1 + mpmath.e ** b)
+        t = x + k2
+        tail = mpmath.betainc(x, t - x + 1, 0, theta, regularized=True)  # Pr[Bin(t, θ) ≥ x]
+        assert float(tail) == pytest.approx(alpha, rel=1e-8)
+
+
+@pytest.mark.parametrize("mu2,eps,delta_mass", [(3.0, 0.5, 0.0), (12.0, 1.0, 0.0), (6.0, 1.0, 4.0), (0.5, 2.0, 1.0)])
+def test_poisson_bound_has_its_level_at_the_boundary(mu2, eps, delta_mass):
+    # exact size under H0 at its boundary, μ1 = e^ε μ2 + λδ (λ = 1000 outputs per input, δ = mass/λ): the sum of
+    # Pr[K1 = k1] Pr[K2 = k2] over the counts whose level-a bound exceeds ε is at most a (counts to 150: tails
+    # below 1e-30)
+    a, lam = 0.1, 1000.0
+    mu1 = math.exp(eps) * mu2 + delta_mass
+    ks = np.arange(150)
+    w1, w2 = stats.poisson.pmf(ks, mu1), stats.poisson.pmf(ks, mu2)
+    size = sum(w1[i] * w2[j] for i in ks for j in ks
+               if poisson_epsilon_lower_bound(int(i), int(j), lam, delta_mass / lam, a) > eps)
+    assert 0.0 < size <= a
+
+
+def test_poisson_bound_refuses_bad_arguments():
+    for args, name in [((-1, 2, 10.0, 0.0, 0.05), "k1"), ((1, 2, float("nan"), 0.0, 0.05), "mean"),
+                       ((1, 2, 10.0, 1.5, 0.05), "delta"), ((1, 2, 10.0, 0.0, 1.0), "alpha")]:
+        with pytest.raises(ValueError, match=name):
+            poisson_epsilon_lower_bound(*args)
+    with pytest.raises(TypeError, match="k2"):
+        poisson_epsilon_lower_bound(1, 2.5, 10.0, 0.0, 0.05)
+
+
+def test_delta_allowance_is_the_smallest_quantile():
+    for mass, a in [(0.3, 0.05), (40.0, 0.0025), (1e4, 1e-9)]:
+        b = poisson_delta_allowance(mass, a)
+        assert stats.poisson.sf(b, mass) <= a < stats.poisson.sf(b - 1, mass)
+
+
+@given(k1=st.integers(0, 5000), k2=st.integers(0, 5000), delta=st.sampled_from([0.0, 1e-4]),
+       alpha=st.floats(1e-6, 0.5))
+def test_poisson_bound_is_monotone(k1, k2, delta, alpha):
+    b = poisson_epsilon_lower_bound(k1, k2, 1e5, delta, alpha)
+    assert poisson_epsilon_lower_bound(k1 + 1, k2, 1e5, delta, alpha) >= b
+    assert poisson_epsilon_lower_bound(k1, k2 + 1, 1e5, delta, alpha) <= b
+    assert poisson_epsilon_lower_bound(k1, k2, 1e5, delta, min(2 * alpha, 0.9)) >= b
+    assert not math.isnan(b)
+
+
+@given(k1=st.integers(0, 500), k2=st.integers(0, 500), eps=st.floats(0.0, 3.0), alpha=st.floats(1e-4, 0.5))
+def test_poisson_p_value_is_dual_to_the_bound(k1, k2, eps, alpha):
+    p = poisson_claim_p_value(k1, k2, 1e4, eps, 1e-4, 1e-16, alpha_cap=alpha)
+    assert (p <= alpha) == (poisson_epsilon_lower_bound(k1, k2, 1e4, 1e-4, alpha, 1e-16) > eps)
+    assert 0.0 < p <= 1.0
 
 
 @given(k1=st.integers(0, 500), k2=st.integers(0, 500), eps=st.floats(0.0, 3.0), alpha=st.floats(1e-4, 0.5))
@@ -79,10 +142,12 @@ def test_p_value_is_valid_under_the_null():
     assert size <= a
 
 
-def _bounds(k1, k2, m, alpha):
-    """epsilon_lower_bound (delta = 0) of many count pairs at once, from the vectorised CP bounds."""
-    with np.errstate(divide="ignore"):
-        return np.log(cp_lower(k1, m, alpha / 2)) - np.log(cp_upper(k2, m, alpha / 2))
+def _bounds(rng, p1, p2, m, alpha, size):
+    """Bounds (δ = 0) of ``size`` simulated confirmations as the audit runs them: ``N ~ Poisson(λ)``
+    outputs per input capped at ``m``, ``K ~ Bin(N, p)``, the conditional bound at ``alpha``."""
+    mean, spent = poisson_sample_mean(m)
+    n = np.minimum(rng.poisson(mean, (size, 2)), m)
+    return logit_cp_lower(rng.binomial(n[:, 0], p1), rng.binomial(n[:, 1], p2), alpha - spent)
 
 
 def test_detectable_epsilon_is_detected_with_the_stated_probability():
@@ -91,13 +156,10 @@ def test_detectable_epsilon_is_detected_with_the_stated_probability():
     q, m, claim, conf = 0.02, 200_000, 1.0, 0.95
     x = detectable_epsilon(q, m, claim, 0.0, conf)
     rng = np.random.default_rng(0)
-    k1 = rng.binomial(m, math.exp(x) * q, size=2000)
-    k2 = rng.binomial(m, q, size=2000)
-    hits = int(np.sum(_bounds(k1, k2, m, 1 - conf) > claim))
+    hits = int(np.sum(_bounds(rng, math.exp(x) * q, q, m, 1 - conf, 2000) > claim))
     assert stats.binom.cdf(hits, 2000, conf) >= 0.01, hits
     # and a ratio well below it is not detected that often
-    k1 = rng.binomial(m, math.exp(claim + 0.5 * (x - claim)) * q, size=2000)
-    low = int(np.sum(_bounds(k1, k2, m, 1 - conf) > claim))
+    low = int(np.sum(_bounds(rng, math.exp(claim + 0.5 * (x - claim)) * q, q, m, 1 - conf, 2000) > claim))
     assert low < hits
 
 
@@ -110,8 +172,7 @@ def test_samples_to_refute_brackets_the_median_refutation_size():
     rng = np.random.default_rng(1)
 
     def rate(m):
-        k1, k2 = rng.binomial(m, p1, size=1000), rng.binomial(m, p2, size=1000)
-        return int(np.sum(_bounds(k1, k2, m, 0.05) > claim))
+        return int(np.sum(_bounds(rng, p1, p2, m, 0.05, 1000) > claim))
 
     assert stats.binom.sf(rate(4 * need) - 1, 1000, 0.5) < 0.01  # more than half refute
     assert stats.binom.cdf(rate(need // 4), 1000, 0.5) < 0.01  # fewer than half refute

@@ -1,5 +1,5 @@
-"""The sample plan: exact power of the Clopper–Pearson refutation (Clopper & Pearson 1934) and the size
-that reaches a target power."""
+"""The sample plan: exact power of the confirmation's refutation (Poissonized counts, the conditional
+Clopper–Pearson bound) and the size that reaches a target power."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from scipy import stats
 from dpkit.audit import audit
 from dpkit.audit import catalogue as C
 from dpkit.audit.sample_plan import detectable_at_power, refutation_power, samples_for_power
-from dpkit.audit.statistics import cp_lower, cp_upper, epsilon_lower_bound
+from dpkit.audit.statistics import cp_lower, cp_upper, poisson_epsilon_lower_bound, poisson_sample_mean
 
 
 @pytest.mark.parametrize("p1,p2,m,eps,delta", [
@@ -23,22 +23,28 @@ from dpkit.audit.statistics import cp_lower, cp_upper, epsilon_lower_bound
     (0.02 + 1e-3, 0.01 * math.exp(-0.4), 20_000, 0.2, 1e-3),  # delta > 0
 ])
 def test_power_matches_a_simulation_of_the_bound(p1, p2, m, eps, delta):
-    # simulate the confirmation: K1 ~ Bin(m, p1), K2 ~ Bin(m, p2), refute when the CP bound exceeds ε;
-    # the exact power must lie in the 99.9 % Clopper-Pearson interval of the simulated refutation rate
+    # simulate the confirmation as the audit runs it: N ~ Poisson(λ) outputs per input capped at m,
+    # K ~ Bin(N, p), refute when the conditional bound exceeds ε; the exact power must lie in the
+    # 99.9 % Clopper-Pearson interval of the simulated refutation rate
     rng = np.random.default_rng(20240)
     runs = 3000
-    k1, k2 = rng.binomial(m, p1, runs), rng.binomial(m, p2, runs)
-    hits = sum(epsilon_lower_bound(int(a), m, int(b), m, delta, 0.05) > eps for a, b in zip(k1, k2))
+    mean, spent = poisson_sample_mean(m)
+    sizes = np.minimum(rng.poisson(mean, (runs, 2)), m)
+    k1, k2 = rng.binomial(sizes[:, 0], p1), rng.binomial(sizes[:, 1], p2)
+    hits = sum(poisson_epsilon_lower_bound(int(a), int(b), mean, delta, 0.05, spent) > eps for a, b in zip(k1, k2))
     exact = refutation_power(p1, p2, m, eps, delta, 0.05)
     assert cp_lower(hits, runs, 0.0005) <= exact <= cp_upper(hits, runs, 0.0005)
 
 
 @pytest.mark.parametrize("m,p1,p2,eps,delta", [(60, 0.5, 0.1, 0.5, 0.0), (45, 0.3, 0.02, 1.0, 0.01)])
 def test_power_equals_the_sum_over_every_pair_of_counts(m, p1, p2, eps, delta):
-    # small m: sum Pr[K1 = k1] Pr[K2 = k2] over every (k1, k2) whose bound exceeds ε, bound by bound
-    exact = sum(stats.binom.pmf(k1, m, p1) * stats.binom.pmf(k2, m, p2)
-                for k1 in range(m + 1) for k2 in range(m + 1)
-                if epsilon_lower_bound(k1, m, k2, m, delta, 0.05) > eps)
+    # small m: sum Pr[K1 = k1] Pr[K2 = k2] (Poisson at the planned mean) over every (k1, k2) whose bound
+    # exceeds ε, bound by bound; counts up to 200 leave a tail below 1e-40
+    mean, spent = poisson_sample_mean(m)
+    ks = np.arange(200)
+    w1, w2 = stats.poisson.pmf(ks, mean * p1), stats.poisson.pmf(ks, mean * p2)
+    exact = sum(w1[k1] * w2[k2] for k1 in ks for k2 in ks
+                if poisson_epsilon_lower_bound(k1, k2, mean, delta, 0.05, spent) > eps)
     assert refutation_power(p1, p2, m, eps, delta, 0.05) == pytest.approx(exact, rel=1e-9, abs=1e-12)
 
 

@@ -32,7 +32,8 @@ def test_refuted_claim_exits_3_and_valid_claim_exits_0(capsys):
 def test_default_samples_is_the_scenarios_budget():
     out = run_json(["audit", "--algorithm", "ipp-admm"])
     assert out["scenario"]["samples"] == make_scenario("ipp-admm").samples
-    assert abs(out["samples"] - out["scenario"]["samples"]) <= 10  # the audit rounds to whole batches per input
+    # the confirmation draws Poisson sizes capped at each input's share, about 8.2·sqrt(share) below it
+    assert 0 <= out["scenario"]["samples"] - out["samples"] <= 0.02 * out["scenario"]["samples"]
     assert out["violation"] is False and out["as_predicted"] is True
 
 

@@ -446,7 +446,8 @@ def test_bibtex_has_exactly_the_keys_of_the_documents(written):
                             "koskela2020computing", "doroshenko2022connect",  # pld
                             "dong2022gaussian", "balle2018improving",  # gdp, analytic
                             "dwork2006our"}  # the Gaussian mechanism
-    audit = {"clopper1934use", "ding2018detecting", "dwork2006calibrating"}  # the audited Laplace mechanism
+    audit = {"clopper1934use", "przyborowski1940homogeneity", "ding2018detecting",  # the confirmation's tests
+             "dwork2006calibrating"}  # the audited Laplace mechanism
     witness = written.report["documents"][2]["audit"]["witness"]["event"]
     if "learned" in str(witness.get("feature", "")):
         audit.add("bichsel2021dpsniper")

@@ -2,10 +2,10 @@
 line, the sequential stopping lines, and the run-time estimate.
 
 p-values. A p-value at or below :data:`P_VALUE_FLOOR` is shown as ``p < 1e-15``: the audit
-computes it by bisection on the level α of the Clopper–Pearson bound, whose upper limit
-``beta.ppf(1 − α)`` cannot resolve α below double-precision spacing near 1 (about 1.1e-16),
-so the number there is a floor of the computation (an upper bound of the true p-value), not
-its value. The JSON keeps the number and adds ``"p_value_floor": true``.
+computes it by bisection on the level α of the confirmation's bound, which cannot go below the
+1e-16 its Poisson sample sizes spend on their cap (nor resolve α below double-precision spacing
+near 1), so the number there is a floor of the computation (an upper bound of the true p-value),
+not its value. The JSON keeps the number and adds ``"p_value_floor": true``.
 
 Inputs. Both inputs of the witness pair are shown as lists of numbers (the JSON has them in
 full); long inputs are shortened in the text.
@@ -72,7 +72,9 @@ def witness_lines(witness: Mapping[str, Any], change: str | None) -> list[str]:
         where = f" on {event['feature']}" if event.get("feature") else ""
         lines.append(f"  event: {event.get('family')} ({event.get('shape')}){where}; {witness['direction']}: counts "
                      f"{witness['count_numerator']} vs {witness['count_denominator']} of "
-                     f"{witness['samples_per_input']} per input")
+                     + (f"{witness['outputs_numerator']} vs {witness['outputs_denominator']} outputs (Poisson sizes, "
+                        f"capped at {witness['samples_per_input']})" if "outputs_numerator" in witness
+                        else f"{witness['samples_per_input']} per input"))
     elif "count_first" in witness:  # a floating-point witness: one output value
         lines.append(f"  event: {str(event.get('description', event)).rstrip('.')}; seen {witness['count_first']} times on D, "
                      f"{witness['count_second']} on D'")
