@@ -22,9 +22,13 @@ PP-ADMM's ``NOISE_STD`` (``--algorithms pp-admm ipp-admm --floors 1500 --seeds 0
 (``--tables fair psid7682 nmes1988 workinghours benefits --algorithms dp-admm --floors 1500
 --scaling private --seeds 0 … 15 --option flat_spread=r --per-seed`` for r in inf, 1, 1.414, 2, 4,
 each seed paired against r = inf; ``docs/algorithms/dp-admm.md``). hetero-admm's rounds
-(``default_rounds``) came from ``benchmarks/distributed_gap.py`` (the same validation splits) and
+(``default_rounds(sizes, epsilon)`` = clip(⌈25·7,200/min m_i⌉, 25, cap), cap = clip(⌈50·ε⌉, 25, 100)) have
+two parts. The sizes' rule came from ``benchmarks/distributed_gap.py`` (the same validation splits) and
 ``--tables creditdata flchain nmes1988 wachurn --algorithms hetero-admm --floors 1500 --option
-iterations=T`` for T in 25, 50, 100 (``docs/algorithms/hetero-admm.md``).
+iterations=T`` for T in 25, 50, 100. The ε cap (``ROUNDS_PER_EPSILON`` = 50: 50 rounds at ε = 1, 100
+from ε = 2) came from the same split of the ten published tables of ≥ 4,000 rows with a ≥ 5-point
+margin, each run with the servers its test run has and the rounds capped at T_max in 35, 50, 70, 75
+and 100 (seeds 0–11 at ε = 1, 0–5 at ε = 3; ``docs/algorithms/hetero-admm.md``, "Rounds and ε").
 """
 
 from __future__ import annotations

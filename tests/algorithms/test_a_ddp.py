@@ -146,10 +146,14 @@ def test_defaults_follow_their_rules():
     assert plan.clip == 0.5 and plan.rounds == P.EPOCHS * 100  # EPOCHS epochs of 100 records
     assert plan.burn_in == plan.rounds // 10  # the average covers the last 90 % of the iterates
     assert plan.lam == pytest.approx(plan.sigma * math.sqrt(9 / (4 * plan.rounds)) / 10)
-    assert plan.step_size == pytest.approx(min(1 / (0.25 + plan.lam), 40 / (plan.lam * plan.rounds)))
-    # the burn-in contracts the start by (1 − ηλ)^burn_in ≤ e^{−4} unless η is capped at 1/L
-    assert (1 - plan.lam * plan.step_size) ** plan.burn_in <= math.exp(-4) + 1e-12 or \
-        plan.step_size == pytest.approx(1 / (0.25 + plan.lam))
+    assert P.STEP_DECAYS == 5.0
+    assert plan.step_size == pytest.approx(min(1 / (0.25 + plan.lam), P.STEP_DECAYS / (plan.lam * plan.rounds)))
+    assert plan.step_size < 1 / (0.25 + plan.lam)  # the rule, not the smoothness cap, sets η here
+    # over the run the start is forgotten by (1 − ηλ)^T ≤ e^{−K} where only λ curves the objective, and
+    # over the burn-in by ≤ e^{−4} where the data's curvature h is 7λ: (1 − η(h + λ))^{T/10} ≤ e^{−(1 + h/λ)K/10}
+    assert (1 - plan.lam * plan.step_size) ** plan.rounds <= math.exp(-P.STEP_DECAYS) + 1e-12
+    assert (1 - 8 * plan.lam * plan.step_size) ** plan.burn_in <= math.exp(-4) + 1e-12
+    assert P.default_step_size(0.0, plan.rounds) == 4.0  # no regulariser: 1/L
 
 
 def test_run_averages_the_iterates_after_the_burn_in(monkeypatch):

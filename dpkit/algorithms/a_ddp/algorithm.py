@@ -29,7 +29,7 @@ guarantee exposes the mistake. The corrected variant is the default because the 
 calibration is not a valid bound and sizes σ for 10 rounds while running tens of thousands.
 
 Defaults (all data-independent; :mod:`dpkit.algorithms.a_ddp.plan` gives the derivations):
-C = 1/2, T = 80·n/U rounds, λ = σ√(d/(U T))/10, η = min(1/L, 40/(λT)), the returned model the
+C = 1/2, T = 80·n/U rounds, λ = σ√(d/(U T))/10, η = min(1/L, 5/(λT)), the returned model the
 mean of the last 90 % of the iterates. The SPEC's 20 users (1,800 Adult records each): accuracy
 is set by the noise of the averaged uploads, σ√(d/(U T)), and at a given number of uploads
 U·T more users per round raise each user's sampling rate U/n and with it σ, while fewer users
