@@ -49,8 +49,8 @@ Defaults (``docs/algorithms/hetero-admm.md`` has the sweeps behind them)
 * ``SPEC.agents`` = 5 on a random connected graph with 2n edges. The consensus average's noise
   grows like √n/m (each server's noise is calibrated to its own m_i = m/n), so fewer servers is
   better for a fixed m; 5 keeps a decentralised graph (n > 2, the paper's condition) and is the
-  count used by the other decentralised algorithms of dpkit. The paper's 10 servers cost 0.8 point
-  of accuracy at ε = 0.5, 0.4 at ε = 1 and 0.3 at ε = 3 (``docs/reproductions/001.md``).
+  count used by the other decentralised algorithms of dpkit. The paper's 10 servers cost 1.6 points
+  of accuracy at ε = 0.5, 0.5 at ε = 1 and 0.1 at ε = 3 (``docs/reproductions/001.md``).
 * corrected ``iterations`` = :func:`default_rounds`: :data:`CORRECTED_ROUNDS` = 25 for servers of
   Adult's size or more, up to 100 for smaller ones, and at most ⌈50·ε⌉ (:data:`ROUNDS_PER_EPSILON`: 50
   at ε = 1; Adult's 25 at every ε). Every round costs privacy (σ grows like √T),
