@@ -812,9 +812,7 @@ def _confirm_fixed(runner: Runner, s: _Settings, pair_list: list[Any], plan: _Pl
     eps, delta = s.claimed_epsilon, s.claimed_delta
     gaussian = s.assumption == "gaussian"
     mean, spent = (float(m), 0.0) if gaussian else poisson_sample_mean(m)
-    sizes = (m, m) if gaussian else tuple(int(x) for x in np.minimum(
-        np.random.Generator(np.random.PCG64(np.random.SeedSequence(runner.entropy, spawn_key=(_SIZES, pi)))).poisson(
-            mean, size=2), m))
+    sizes = (m, m) if gaussian else tuple(int(x) for x in np.minimum(runner.generator((_SIZES, pi)).poisson(mean, 2), m))
     block = runner.block_size(m)
     counts = np.zeros((len(chosen), 2), dtype=np.int64)
     counts[:, 0] = runner.count(pair.first, sizes[0], (_CONFIRM, pi, 0), events, block=block)

@@ -162,6 +162,12 @@ class Runner:
         self._raw = 0  # requests of the current phase that return raw outputs (:meth:`sample`)
         self._block = self.batch_size  # the current phase's batch size
 
+    def generator(self, key: tuple[int, ...]) -> np.random.Generator:
+        """A generator seeded from the root seed and ``key`` alone (for draws that are not outputs,
+        e.g. the confirmation's sample sizes); keys must differ from the batches' ``(phase, pair, side,
+        batch)``."""
+        return _generator(self.entropy, key)
+
     def block_size(self, n: int) -> int:
         """Outputs per batch of a request for ``n`` (see the module docstring)."""
         return min(self.batch_size, max(_MIN_BLOCK, -(-int(n) // self.min_tasks)))
